@@ -1,0 +1,163 @@
+//! The one error type of the SDK, with a kind per thing that can go wrong.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while driving the Claude Code CLI.
+///
+/// Match on the variant to tell the kinds apart; every message says what went
+/// wrong and, where it helps, what to do about it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CLI executable was found. `searched` lists every place tried, in order.
+    #[error("Claude Code CLI not found; searched: {}. Install it with `npm install -g @anthropic-ai/claude-code`, or set Options::cli_path or CLAUDE_CLI_PATH", display_paths(.searched))]
+    CliNotFound {
+        /// The places searched, in order.
+        searched: Vec<PathBuf>,
+    },
+
+    /// The CLI could not be started.
+    #[error("could not start the Claude Code CLI at {}: {source}", .program.display())]
+    Spawn {
+        /// The program that was run.
+        program: PathBuf,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The CLI exited (or closed its stdout) while the SDK still expected output.
+    #[error("the Claude Code CLI exited{}{}{}", exit_desc(*.code, *.signal), if .stderr_tail.is_empty() { "" } else { "; stderr ends with:\n" }, .stderr_tail)]
+    CliExited {
+        /// Its exit code, if it exited normally.
+        code: Option<i32>,
+        /// The signal that ended it, if any.
+        signal: Option<i32>,
+        /// The last part of what it wrote to stderr.
+        stderr_tail: String,
+    },
+
+    /// The CLI wrote something that breaks the protocol.
+    #[error("protocol violation: {message}; offending line: {}", truncate_for_display(.line))]
+    Protocol {
+        /// What was wrong.
+        message: String,
+        /// The offending line (possibly long; displayed truncated).
+        line: String,
+    },
+
+    /// A line from the CLI was longer than the configured cap. The line was
+    /// skipped; the session goes on.
+    #[error("a line from the CLI was longer than the limit of {limit} bytes and was skipped (raise Options::max_line_bytes)")]
+    LineTooLong {
+        /// The configured cap, in bytes.
+        limit: usize,
+    },
+
+    /// A control request sent to the CLI got no answer in time.
+    #[error("control request `{subtype}` got no answer within {timeout:?}")]
+    ControlTimeout {
+        /// The request's subtype.
+        subtype: String,
+        /// How long the SDK waited.
+        timeout: Duration,
+    },
+
+    /// The CLI answered a control request with an error.
+    #[error("the CLI refused control request `{subtype}`: {message}")]
+    ControlError {
+        /// The request's subtype.
+        subtype: String,
+        /// The CLI's error text.
+        message: String,
+        /// The CLI's `error_code`, when it sent one (`unsupported_request`, `invalid_mode`, …).
+        code: Option<String>,
+    },
+
+    /// The options cannot work together, or a value is invalid.
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+
+    /// The session is closed (after `disconnect`, or after the CLI ended).
+    #[error("the session is closed")]
+    Closed,
+
+    /// Reading from or writing to the CLI failed.
+    #[error("I/O error talking to the CLI: {0}")]
+    Io(#[from] std::io::Error),
+
+    /// A message could not be encoded or decoded.
+    #[error("JSON error: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+fn display_paths(paths: &[PathBuf]) -> String {
+    if paths.is_empty() {
+        return "(nothing)".into();
+    }
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn exit_desc(code: Option<i32>, signal: Option<i32>) -> String {
+    match (code, signal) {
+        (Some(c), _) => format!(" with code {c}"),
+        (None, Some(s)) => format!(" on signal {s}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// Keeps error messages readable when a line is megabytes long.
+pub(crate) fn truncate_for_display(line: &str) -> String {
+    const MAX: usize = 500;
+    if line.len() <= MAX {
+        return line.to_owned();
+    }
+    let mut end = MAX;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &line[..end], line.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_lists_what_was_searched() {
+        let e = Error::CliNotFound {
+            searched: vec!["/a/claude".into(), "/b/claude".into()],
+        };
+        let s = e.to_string();
+        assert!(s.contains("/a/claude, /b/claude"), "{s}");
+    }
+
+    #[test]
+    fn exited_shows_code_and_stderr() {
+        let e = Error::CliExited {
+            code: Some(1),
+            signal: None,
+            stderr_tail: "boom".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "the Claude Code CLI exited with code 1; stderr ends with:\nboom"
+        );
+    }
+
+    #[test]
+    fn long_lines_are_truncated_in_messages() {
+        let line = "é".repeat(1000);
+        let shown = truncate_for_display(&line);
+        assert!(shown.len() < 600);
+        assert!(shown.ends_with("(2000 bytes in all)"));
+    }
+}
