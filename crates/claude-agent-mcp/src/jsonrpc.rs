@@ -235,7 +235,13 @@ mod tests {
 
     #[test]
     fn reply_keeps_the_id_exactly() {
-        for id in [json!(0), json!(-7), json!(1.5), json!("abc"), json!(u64::MAX)] {
+        for id in [
+            json!(0),
+            json!(-7),
+            json!(1.5),
+            json!("abc"),
+            json!(u64::MAX),
+        ] {
             let reply = response(&id, json!({}));
             assert_eq!(reply["id"], id);
             assert_eq!(reply["jsonrpc"], "2.0");

@@ -5,7 +5,42 @@
 //! * [`jsonrpc`] — JSON-RPC 2.0 ids, error objects and reply builders;
 //! * [`types`] — MCP wire types (tools, content blocks, call results, handshake);
 //! * [`server`] — an in-process MCP server whose single entry point,
-//!   [`Handler::handle`], serves every transport.
+//!   [`Server::handle`] (or [`Handler::handle`]), serves every transport.
+//!
+//! ```
+//! use claude_agent_mcp::{Json, RequestContext, Server, Tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Numbers {
+//!     /// The values to summarize.
+//!     values: Vec<f64>,
+//! }
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Stats { count: usize, mean: f64 }
+//!
+//! let stats = Tool::new("stats", "Count and mean", |n: Numbers| async move {
+//!     let count = n.values.len();
+//!     let mean = n.values.iter().sum::<f64>() / count.max(1) as f64;
+//!     Json(Stats { count, mean })
+//! })
+//! .output_schema::<Stats>();
+//!
+//! let server = Server::builder("calc", "1.0.0").tool(stats).build();
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let reply = server
+//!     .handle(
+//!         json!({"jsonrpc":"2.0","id":"a","method":"tools/call",
+//!                "params":{"name":"stats","arguments":{"values":[1,2,3]}}}),
+//!         RequestContext::new(),
+//!     )
+//!     .await
+//!     .unwrap();
+//! assert_eq!(reply["id"], "a");
+//! assert_eq!(reply["result"]["structuredContent"], json!({"count":3,"mean":2.0}));
+//! # });
+//! ```
 #![warn(missing_docs)]
 
 pub mod jsonrpc;
@@ -13,6 +48,10 @@ pub mod server;
 pub mod types;
 
 pub use server::{
-    Handler, Json, RequestContext, Server, ServerBuilder, Session, Tool, ToolContext, ToolResult,
+    Handler, Json, LogLevel, RequestContext, Server, ServerBuilder, Session, Tool, ToolContext,
+    ToolResult,
 };
 pub use types::{CallToolResult, Content};
+
+/// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
+pub use schemars;

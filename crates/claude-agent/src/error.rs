@@ -52,7 +52,9 @@ pub enum Error {
 
     /// A line from the CLI was longer than the configured cap. The line was
     /// skipped; the session goes on.
-    #[error("a line from the CLI was longer than the limit of {limit} bytes and was skipped (raise Options::max_line_bytes)")]
+    #[error(
+        "a line from the CLI was longer than the limit of {limit} bytes and was skipped (raise Options::max_line_bytes)"
+    )]
     LineTooLong {
         /// The configured cap, in bytes.
         limit: usize,

@@ -1,9 +1,36 @@
 //! Give Claude your own Rust tools, in process, through the Claude Code CLI.
 #![warn(missing_docs)]
 
+mod bridge;
+mod callbacks;
+mod client;
+mod command;
 mod error;
+pub mod message;
+mod options;
+pub mod protocol;
+mod query;
+mod session;
+mod transport;
 
+pub use callbacks::{HookContext, HookMatcher, PermissionContext};
+pub use client::{Client, McpServerSpec};
 pub use error::{Error, Result};
+pub use message::{
+    AssistantMessage, Content, ContentBlock, Message, ResultMessage, SystemMessage, UserInput,
+    UserMessage,
+};
+pub use options::{
+    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_LINE_BYTES, McpConfig, Options, SettingSource,
+    SystemPrompt,
+};
+pub use protocol::{
+    AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
+    PermissionResult, PermissionUpdate,
+};
+pub use query::{Prompt, query, user_message};
+pub use transport::ShutdownTimeouts;
+pub use transport::{StderrCallback, find_cli};
 
 /// The MCP layer: protocol types, the in-process server, client and transports.
 pub use claude_agent_mcp as mcp;

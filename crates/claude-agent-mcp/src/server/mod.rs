@@ -1,73 +1,307 @@
-//! The in-process MCP server. (Skeleton: being filled in.)
-#![allow(missing_docs, dead_code, unused_variables)]
+//! The in-process MCP server.
+//!
+//! A [`Server`] holds tools and answers JSON-RPC messages through one entry
+//! point, [`Server::handle`] (also [`Handler::handle`]), whatever the
+//! transport: the Claude Code CLI's `mcp_message` bridge, stdio, HTTP, or an
+//! in-process client.
+//!
+//! ```
+//! use claude_agent_mcp::{RequestContext, Server, Tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: f64, b: f64 }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let server = Server::builder("calc", "1.0.0")
+//!     .tool(Tool::new("add", "Add two numbers", |x: Add| async move { x.a + x.b }))
+//!     .build();
+//!
+//! let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+//!                   "params":{"name":"add","arguments":{"a":2,"b":3}}});
+//! let reply = server.handle(call, RequestContext::new()).await.unwrap();
+//! assert_eq!(reply, json!({"jsonrpc":"2.0","id":2,
+//!     "result":{"content":[{"type":"text","text":"5"}],"isError":false}}));
+//!
+//! // Notifications get no reply.
+//! let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+//! assert_eq!(server.handle(note, RequestContext::new()).await, None);
+//! # });
+//! ```
+//!
+//! # Protocol choices
+//!
+//! * **Unknown tool**: a JSON-RPC error `-32601` whose message names the
+//!   tool (as the reference bridges do; the MCP specification's example
+//!   uses `-32602`). Either way the Claude Code CLI shows the message to the
+//!   model as a failed tool call.
+//! * **Cancelled call** (`notifications/cancelled`, or [`Session::cancel`]):
+//!   the call's [`CancellationToken`](tokio_util::sync::CancellationToken)
+//!   is cancelled and its handler future dropped at once, and the request is
+//!   still answered, with an `isError` result saying it was cancelled. The
+//!   specification says a receiver *should not* reply to a cancelled
+//!   request, but transports here answer each request exactly once (the CLI
+//!   bridge must answer every control request) and the CLI ignores the late
+//!   answer.
+//! * **Tool failures** (invalid arguments, a panic, a timeout, `Err` from the
+//!   handler) are `isError` results, which the model can read and act on;
+//!   JSON-RPC errors are kept for protocol faults (`-32600` invalid message,
+//!   `-32601` unknown method or tool, `-32602` malformed params, `-32603`
+//!   internal failure).
+//! * **`tools/list`** pages hold [`limits::DEFAULT_PAGE_SIZE`] (1000) tools
+//!   unless [`ServerBuilder::page_size`] says otherwise; `nextCursor` is opaque.
+//! * The `jsonrpc` member of incoming messages is not checked; replies
+//!   always carry `"jsonrpc":"2.0"`. A `null` id makes a notification.
+//!
+//! Calls run concurrently: `handle` holds no lock across an await, so a
+//! transport that runs each message in its own task never sees a slow tool
+//! delay `ping` or another call. Tool calls need a Tokio runtime with the
+//! time driver (for the timeout).
 
-use std::sync::Arc;
+mod builder;
+mod call;
+mod context;
+mod dispatch;
+pub mod limits;
+mod result;
+mod schema;
+mod session;
+mod tool;
+mod validate;
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
+use indexmap::IndexMap;
 use serde_json::Value;
 
+pub use builder::ServerBuilder;
+pub use context::{LogLevel, RequestContext, TOOL_USE_ID_META, ToolContext};
+pub use result::{Json, ToolResult};
+pub use schema::tool_schema_for;
+pub use session::Session;
+pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
+
+use crate::jsonrpc;
+use crate::types::ToolInfo;
+use session::SessionInner;
+
 /// Anything that answers JSON-RPC messages: our [`Server`], or a user's own type.
+///
+/// Transports are written against this trait, so they can serve a [`Server`]
+/// or any other implementation.
 pub trait Handler: Send + Sync + 'static {
-    /// Answers one message; `None` for a notification.
+    /// Answers one message: `Some(reply)` for a request, `None` for a
+    /// notification or a response. `ctx` ties the message to its connection.
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>>;
 }
 
-#[derive(Clone)]
-pub struct Session {}
-impl Session {
-    pub fn new() -> Self {
-        Self {}
-    }
-    pub fn with_notifier(f: impl Fn(Value) + Send + Sync + 'static) -> Self {
-        Self {}
-    }
-}
-impl Default for Session {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[derive(Clone, Default)]
-pub struct RequestContext {}
-impl RequestContext {
-    pub fn new() -> Self {
-        Self {}
-    }
-    pub fn with_session(session: Session) -> Self {
-        Self {}
-    }
-}
-
-pub struct ToolContext {}
-pub struct Json<T>(pub T);
-pub trait ToolResult {}
-
-pub struct Tool {}
-
+/// An MCP server with tools. Cheap to clone (clones share everything).
+///
+/// Build one with [`Server::builder`], answer messages with
+/// [`Server::handle`]. Tools can be added and removed while it serves; every
+/// live session that went through `initialize` is then sent
+/// `notifications/tools/list_changed`. See the [module docs](self) for the
+/// protocol choices.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use claude_agent_mcp::{RequestContext, Server, Session, Tool};
+/// use serde_json::{json, Value};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = Server::builder("clock", "0.1.0").build();
+///
+/// // A connection whose server-originated messages we collect.
+/// let outbox = Arc::new(Mutex::new(Vec::new()));
+/// let sink = Arc::clone(&outbox);
+/// let session = Session::with_notifier(move |m| sink.lock().unwrap().push(m));
+/// let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize",
+///                   "params":{"protocolVersion":"2025-06-18","capabilities":{}}});
+/// let reply = server.handle(init, RequestContext::with_session(session.clone())).await.unwrap();
+/// assert_eq!(reply["result"]["protocolVersion"], "2025-06-18");
+///
+/// // Adding a tool while serving tells the session.
+/// server.add_tool(Tool::raw("now", "The time", json!({"type":"object"}), |_: Value| async { "12:00" }));
+/// assert_eq!(outbox.lock().unwrap()[0]["method"], "notifications/tools/list_changed");
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<()>,
+    inner: Arc<ServerInner>,
 }
-pub struct ServerBuilder {}
+
+pub(crate) struct ServerInner {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    tools: RwLock<IndexMap<String, Arc<Registered>>>,
+    /// Sessions that completed `initialize`, held weakly.
+    sessions: Mutex<Vec<Weak<SessionInner>>>,
+    tool_timeout: Duration,
+    max_result_chars: usize,
+    page_size: usize,
+}
+
+/// A tool as the server holds it, with its `tools/list` entry serialized once.
+pub(crate) struct Registered {
+    tool: Tool,
+    listing: Value,
+}
+
+impl Registered {
+    fn new(tool: Tool) -> Self {
+        let listing = serde_json::to_value(&tool.info).unwrap_or(Value::Null);
+        Self { tool, listing }
+    }
+}
+
 impl Server {
+    /// Starts building a server with this name and version (its `serverInfo`).
     pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
-        ServerBuilder {}
+        ServerBuilder::new(name.into(), version.into())
     }
+
+    /// The server's name.
     pub fn name(&self) -> &str {
-        ""
+        &self.inner.name
     }
+
+    /// The server's version.
+    pub fn version(&self) -> &str {
+        &self.inner.version
+    }
+
+    /// The `instructions` sent in the `initialize` result, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.inner.instructions.as_deref()
+    }
+
+    /// The tool timeout in force for tools that set none themselves.
+    pub fn tool_timeout(&self) -> Duration {
+        self.inner.tool_timeout
+    }
+
+    /// Answers one JSON-RPC message; `None` for a notification or a response.
+    ///
+    /// Every reply carries `"jsonrpc":"2.0"` and the request's id exactly as
+    /// it was sent. Safe to call concurrently; see the [module docs](self).
+    ///
+    /// ```
+    /// use claude_agent_mcp::{RequestContext, Server};
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = Server::builder("calc", "1.0.0").build();
+    /// let ctx = RequestContext::new();
+    ///
+    /// let pong = server.handle(json!({"jsonrpc":"2.0","id":"x7","method":"ping"}), ctx.clone()).await;
+    /// assert_eq!(pong, Some(json!({"jsonrpc":"2.0","id":"x7","result":{}})));
+    ///
+    /// let unknown = server.handle(json!({"jsonrpc":"2.0","id":1,"method":"prompts/list"}), ctx).await.unwrap();
+    /// assert_eq!(unknown["error"]["code"], -32601);
+    /// # });
+    /// ```
     pub async fn handle(&self, message: Value, ctx: RequestContext) -> Option<Value> {
-        None
+        dispatch::handle(&self.inner, message, ctx).await
+    }
+
+    /// Adds a tool, or replaces the one with the same name (keeping its
+    /// place in the list), and tells every initialized session that the
+    /// list changed.
+    pub fn add_tool(&self, tool: Tool) {
+        let registered = Arc::new(Registered::new(tool));
+        let name = registered.tool.info.name.clone();
+        self.inner.write_tools().insert(name, registered);
+        self.inner.notify_list_changed();
+    }
+
+    /// Removes a tool; if there was one, tells every initialized session
+    /// that the list changed. Returns whether there was one.
+    /// Calls already running finish normally.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.write_tools().shift_remove(name).is_some();
+        if removed {
+            self.inner.notify_list_changed();
+        }
+        removed
+    }
+
+    /// The names of the tools, in list order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.inner.read_tools().keys().cloned().collect()
+    }
+
+    /// The tools as `tools/list` describes them, in list order.
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        self.inner
+            .read_tools()
+            .values()
+            .map(|r| r.tool.info.clone())
+            .collect()
     }
 }
-impl ServerBuilder {
-    pub fn tool(self, tool: Tool) -> Self {
-        self
+
+impl Handler for Server {
+    fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>> {
+        Box::pin(Server::handle(self, message, ctx))
     }
-    pub fn build(self) -> Server {
-        Server {
-            inner: Arc::new(()),
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("name", &self.inner.name)
+            .field("version", &self.inner.version)
+            .field("tools", &self.tool_names())
+            .field("tool_timeout", &self.inner.tool_timeout)
+            .field("max_result_chars", &self.inner.max_result_chars)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerInner {
+    // Lock poisoning is ignored: every critical section is a single map
+    // operation that leaves the map consistent.
+    fn read_tools(&self) -> std::sync::RwLockReadGuard<'_, IndexMap<String, Arc<Registered>>> {
+        self.tools.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write_tools(&self) -> std::sync::RwLockWriteGuard<'_, IndexMap<String, Arc<Registered>>> {
+        self.tools.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn tool(&self, name: &str) -> Option<Arc<Registered>> {
+        self.read_tools().get(name).cloned()
+    }
+
+    /// Remembers `session` (weakly) for `list_changed` notifications.
+    fn register_session(&self, session: &Session) {
+        let weak = session.downgrade();
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|s| s.strong_count() > 0);
+        if !sessions.iter().any(|s| Weak::ptr_eq(s, &weak)) {
+            sessions.push(weak);
+        }
+    }
+
+    fn notify_list_changed(&self) {
+        // Collect first: notifiers run without the lock held.
+        let live: Vec<Session> = {
+            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions
+                .iter()
+                .filter_map(Weak::upgrade)
+                .map(Session::from_inner)
+                .collect()
+        };
+        for session in live {
+            session.notify(jsonrpc::notification(
+                "notifications/tools/list_changed",
+                None,
+            ));
         }
     }
 }

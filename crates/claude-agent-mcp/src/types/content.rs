@@ -1,127 +1,8 @@
-//! MCP wire types, with MCP's exact (camelCase) field names.
-//!
-//! Types a peer sends are open: an unknown content block decodes as
-//! [`Content::Unknown`] instead of failing, and unknown fields are kept where
-//! a type has a `extra` map.
+//! Content blocks: what a tool result (or a prompt message) is made of.
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
-
-/// The MCP protocol revisions this crate speaks, oldest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
-    &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The newest protocol revision this crate speaks.
-pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
-
-/// A name and version: `serverInfo` or `clientInfo`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Implementation {
-    /// Programmatic name.
-    pub name: String,
-    /// Version string.
-    pub version: String,
-    /// Human-readable name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Other fields (`description`, `websiteUrl`, `icons`, …).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
-impl Implementation {
-    /// A name and a version.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            title: None,
-            extra: Map::new(),
-        }
-    }
-}
-
-/// Hints about a tool's behaviour (all optional; MCP's `ToolAnnotations`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolAnnotations {
-    /// Human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The tool does not change its environment. The Claude Code CLI runs
-    /// several read-only calls concurrently; others one at a time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_only_hint: Option<bool>,
-    /// The tool may destroy data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub destructive_hint: Option<bool>,
-    /// Calling it twice with the same input has no further effect.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idempotent_hint: Option<bool>,
-    /// The tool reaches outside a closed world (the internet, say).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub open_world_hint: Option<bool>,
-}
-
-impl ToolAnnotations {
-    /// No hints.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Sets `readOnlyHint`.
-    pub fn read_only(mut self, v: bool) -> Self {
-        self.read_only_hint = Some(v);
-        self
-    }
-    /// Sets `destructiveHint`.
-    pub fn destructive(mut self, v: bool) -> Self {
-        self.destructive_hint = Some(v);
-        self
-    }
-    /// Sets `idempotentHint`.
-    pub fn idempotent(mut self, v: bool) -> Self {
-        self.idempotent_hint = Some(v);
-        self
-    }
-    /// Sets `openWorldHint`.
-    pub fn open_world(mut self, v: bool) -> Self {
-        self.open_world_hint = Some(v);
-        self
-    }
-}
-
-/// A tool as `tools/list` describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ToolInfo {
-    /// The tool's name, unique within its server.
-    pub name: String,
-    /// Human-readable title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What the tool does; the model reads this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// JSON schema of the arguments (root `type: "object"`).
-    pub input_schema: Value,
-    /// JSON schema of `structuredContent`, when the tool declares one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
-    /// Behaviour hints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<ToolAnnotations>,
-    /// `_meta` (for example `anthropic/maxResultSizeChars`).
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Map<String, Value>>,
-    /// Other fields (`icons`, `execution`, …).
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
 
 /// Annotations on a content block (`audience`, `priority`, `lastModified`).
 pub type Annotations = Map<String, Value>;
@@ -296,9 +177,18 @@ impl Content {
 
     /// The block as JSON.
     pub fn to_value(&self) -> Value {
-        fn put(map: &mut Map<String, Value>, key: &str, v: &Option<Map<String, Value>>) {
+        self.clone().into_value()
+    }
+
+    /// The block as JSON, consuming it (no copy of its text or data).
+    ///
+    /// A [`Content::Unknown`] block whose `type` is `"text"` has its `text`
+    /// turned into a JSON string: peers reject a text block whose text is a
+    /// number.
+    pub fn into_value(self) -> Value {
+        fn put(map: &mut Map<String, Value>, key: &str, v: Option<Map<String, Value>>) {
             if let Some(v) = v {
-                map.insert(key.into(), Value::Object(v.clone()));
+                map.insert(key.into(), Value::Object(v));
             }
         }
         let mut map = Map::new();
@@ -309,7 +199,7 @@ impl Content {
                 meta,
             } => {
                 map.insert("type".into(), "text".into());
-                map.insert("text".into(), Value::String(text.clone()));
+                map.insert("text".into(), Value::String(text));
                 put(&mut map, "annotations", annotations);
                 put(&mut map, "_meta", meta);
             }
@@ -318,21 +208,22 @@ impl Content {
                 mime_type,
                 annotations,
                 meta,
+            } => {
+                map.insert("type".into(), "image".into());
+                map.insert("data".into(), Value::String(data));
+                map.insert("mimeType".into(), Value::String(mime_type));
+                put(&mut map, "annotations", annotations);
+                put(&mut map, "_meta", meta);
             }
-            | Self::Audio {
+            Self::Audio {
                 data,
                 mime_type,
                 annotations,
                 meta,
             } => {
-                let ty = if matches!(self, Self::Image { .. }) {
-                    "image"
-                } else {
-                    "audio"
-                };
-                map.insert("type".into(), ty.into());
-                map.insert("data".into(), Value::String(data.clone()));
-                map.insert("mimeType".into(), Value::String(mime_type.clone()));
+                map.insert("type".into(), "audio".into());
+                map.insert("data".into(), Value::String(data));
+                map.insert("mimeType".into(), Value::String(mime_type));
                 put(&mut map, "annotations", annotations);
                 put(&mut map, "_meta", meta);
             }
@@ -351,13 +242,14 @@ impl Content {
             }
             Self::ResourceLink { uri, name, fields } => {
                 map.insert("type".into(), "resource_link".into());
-                map.insert("uri".into(), Value::String(uri.clone()));
-                map.insert("name".into(), Value::String(name.clone()));
-                for (k, v) in fields {
-                    map.insert(k.clone(), v.clone());
-                }
+                map.insert("uri".into(), Value::String(uri));
+                map.insert("name".into(), Value::String(name));
+                map.extend(fields);
             }
-            Self::Unknown(v) => return v.clone(),
+            Self::Unknown(mut v) => {
+                stringify_text_field(&mut v);
+                return v;
+            }
         }
         Value::Object(map)
     }
@@ -419,8 +311,8 @@ impl Content {
                 let resource = map
                     .remove("resource")
                     .ok_or_else(|| "resource block: missing \"resource\"".to_string())?;
-                let resource: ResourceContents = serde_json::from_value(resource)
-                    .map_err(|e| format!("resource block: {e}"))?;
+                let resource: ResourceContents =
+                    serde_json::from_value(resource).map_err(|e| format!("resource block: {e}"))?;
                 Self::Resource {
                     resource,
                     annotations: take_obj(&mut map, "annotations"),
@@ -454,6 +346,28 @@ pub fn json_type_name(value: &Value) -> &'static str {
     }
 }
 
+/// Makes the `text` of a `{"type":"text"}` block a JSON string: a number or
+/// boolean becomes its JSON text, `null` the empty string, anything else its
+/// JSON encoding. Other values are left alone.
+///
+/// The Claude Code CLI rejects a whole result whose text block holds a number.
+pub fn stringify_text_field(block: &mut Value) {
+    let Some(map) = block.as_object_mut() else {
+        return;
+    };
+    if map.get("type").and_then(Value::as_str) != Some("text") {
+        return;
+    }
+    if let Some(text) = map.get_mut("text") {
+        let as_string = match &*text {
+            Value::String(_) => return,
+            Value::Null => String::new(),
+            other => other.to_string(),
+        };
+        *text = Value::String(as_string);
+    }
+}
+
 impl Serialize for Content {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.to_value().serialize(s)
@@ -478,97 +392,6 @@ impl From<&str> for Content {
     }
 }
 
-/// The result of `tools/call`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct CallToolResult {
-    /// The content blocks the model sees.
-    #[serde(default)]
-    pub content: Vec<Content>,
-    /// Structured output matching the tool's output schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
-    /// `true` when the tool failed; the content then says why.
-    #[serde(default)]
-    pub is_error: bool,
-    /// `_meta`.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Map<String, Value>>,
-}
-
-impl CallToolResult {
-    /// A successful result with these blocks.
-    pub fn success(content: Vec<Content>) -> Self {
-        Self {
-            content,
-            ..Self::default()
-        }
-    }
-
-    /// An error result with one text block.
-    pub fn error(message: impl Into<String>) -> Self {
-        Self {
-            content: vec![Content::text(message)],
-            is_error: true,
-            ..Self::default()
-        }
-    }
-
-    /// A successful result with one text block.
-    pub fn text(text: impl Into<String>) -> Self {
-        Self::success(vec![Content::text(text)])
-    }
-
-    /// Sets `structuredContent`.
-    pub fn with_structured_content(mut self, value: Value) -> Self {
-        self.structured_content = Some(value);
-        self
-    }
-
-    /// The concatenated text of the text blocks.
-    pub fn text_content(&self) -> String {
-        let mut out = String::new();
-        for c in &self.content {
-            if let Some(t) = c.as_text() {
-                out.push_str(t);
-            }
-        }
-        out
-    }
-}
-
-/// The result of `tools/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct ListToolsResult {
-    /// One page of tools.
-    pub tools: Vec<ToolInfo>,
-    /// Where the next page starts, if there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
-/// The result of `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeResult {
-    /// The revision both sides will speak.
-    pub protocol_version: String,
-    /// What the server offers (`tools`, `resources`, `prompts`, `logging`, …).
-    pub capabilities: Map<String, Value>,
-    /// The server's name and version.
-    pub server_info: Implementation,
-    /// How to use this server; hosts may put it in the model's context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
-    /// Other fields.
-    #[serde(flatten)]
-    pub extra: Map<String, Value>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,17 +413,26 @@ mod tests {
     }
 
     #[test]
-    fn call_result_uses_camel_case() {
-        let r = CallToolResult::error("boom").with_structured_content(json!({"a":1}));
-        let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(v["isError"], true);
-        assert_eq!(v["structuredContent"]["a"], 1);
-        assert!(v.get("is_error").is_none());
-    }
-
-    #[test]
     fn text_block_with_number_is_an_error_naming_the_field() {
         let err = Content::from_value(json!({"type":"text","text":42})).unwrap_err();
         assert!(err.contains("\"text\" must be a string"), "{err}");
+    }
+
+    #[test]
+    fn into_value_matches_serde_and_stringifies_unknown_text() {
+        let blocks = vec![
+            Content::text("hi"),
+            Content::image("AAAA", "image/png"),
+            Content::resource(ResourceContents::text("file:///x", "t")),
+            Content::resource_link("file:///y", "y"),
+        ];
+        for block in blocks {
+            assert_eq!(
+                block.clone().into_value(),
+                serde_json::to_value(&block).unwrap()
+            );
+        }
+        let odd = Content::Unknown(json!({"type":"text","text":5}));
+        assert_eq!(odd.into_value(), json!({"type":"text","text":"5"}));
     }
 }

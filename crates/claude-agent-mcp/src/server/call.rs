@@ -1,0 +1,181 @@
+//! `tools/call`: find the tool, validate the arguments, run the handler
+//! under a timeout, catch its panics, honour cancellation, cap the result.
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures::FutureExt;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::context::ToolContext;
+use super::limits;
+use super::session::Session;
+use super::{Registered, ServerInner};
+use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
+use crate::types::{CallToolResult, json_type_name};
+
+/// How a handler run ended.
+enum Outcome {
+    Done(CallToolResult),
+    Panicked(String),
+    TimedOut,
+    Cancelled,
+}
+
+pub(crate) async fn call_tool(
+    server: &ServerInner,
+    id: &Value,
+    mut params: Map<String, Value>,
+    session: Option<Session>,
+) -> Result<Value, ErrorObject> {
+    let name = match params.remove("name") {
+        Some(Value::String(name)) => name,
+        Some(other) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "tools/call: \"name\" must be a string, not {}",
+                json_type_name(&other)
+            )));
+        }
+        None => return Err(ErrorObject::invalid_params("tools/call needs a \"name\"")),
+    };
+    let Some(tool) = server.tool(&name) else {
+        // -32601 naming the tool; see the module docs for why not -32602.
+        return Err(ErrorObject::new(
+            METHOD_NOT_FOUND,
+            format!("Unknown tool: {name}"),
+        ));
+    };
+    let arguments = match params.remove("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(args @ Value::Object(_)) => args,
+        Some(other) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "tools/call: \"arguments\" must be an object, not {}",
+                json_type_name(&other)
+            )));
+        }
+    };
+    let meta = match params.remove("_meta") {
+        Some(Value::Object(meta)) => Some(meta),
+        _ => None,
+    };
+
+    let result = run(server, &tool, id, arguments, meta, session).await;
+    Ok(result.into_value())
+}
+
+async fn run(
+    server: &ServerInner,
+    registered: &Arc<Registered>,
+    id: &Value,
+    arguments: Value,
+    meta: Option<Map<String, Value>>,
+    session: Option<Session>,
+) -> CallToolResult {
+    let tool = &registered.tool;
+    let name = tool.info.name.as_str();
+
+    if let Err(problems) = tool.input.check(&arguments) {
+        return CallToolResult::error(format!(
+            "Invalid arguments for tool \"{name}\":\n{problems}"
+        ));
+    }
+
+    let token = CancellationToken::new();
+    // Registered while the call runs, so notifications/cancelled finds it.
+    let _in_flight = match (&session, RequestId::from_value(id)) {
+        (Some(session), Some(request_id)) => Some(session.begin_call(request_id, token.clone())),
+        _ => None,
+    };
+    // If this future is dropped mid-call (the caller gave up), the token fires.
+    let cancel_on_drop = token.clone().drop_guard();
+
+    let ctx = ToolContext {
+        request_id: id.clone(),
+        tool: name.to_owned(),
+        meta,
+        token: token.clone(),
+        session,
+    };
+    let handler = Arc::clone(&tool.handler);
+    let structured = tool.output.is_some();
+    // The handler is called inside the future so a panic in its synchronous
+    // part is caught too.
+    let call =
+        AssertUnwindSafe(async move { handler(arguments, ctx, structured).await }).catch_unwind();
+    let limit = tool.timeout.unwrap_or(server.tool_timeout);
+
+    let outcome = tokio::select! {
+        biased;
+        () = token.cancelled() => Outcome::Cancelled,
+        finished = tokio::time::timeout(limit, call) => match finished {
+            Ok(Ok(result)) => Outcome::Done(result),
+            Ok(Err(panic)) => Outcome::Panicked(panic_message(panic.as_ref())),
+            Err(_) => Outcome::TimedOut,
+        },
+    };
+    // The handler future is gone now. Its token fires unless it finished.
+
+    let mut result = match outcome {
+        Outcome::Done(result) => {
+            cancel_on_drop.disarm();
+            check_output(tool, result)
+        }
+        Outcome::Panicked(message) => {
+            tracing::error!(tool = name, panic = %message, "tool handler panicked");
+            CallToolResult::error(format!("Tool \"{name}\" panicked: {message}"))
+        }
+        Outcome::TimedOut => {
+            tracing::warn!(tool = name, ?limit, "tool call timed out");
+            CallToolResult::error(format!(
+                "Tool \"{name}\" timed out after {} and was stopped",
+                limits::human(limit)
+            ))
+        }
+        Outcome::Cancelled => {
+            tracing::debug!(tool = name, "tool call cancelled by the client");
+            CallToolResult::error(format!("Tool \"{name}\" was cancelled by the client"))
+        }
+    };
+
+    let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
+    limits::cap_text(&mut result, cap, name);
+    result
+}
+
+/// With an output schema, a successful result must carry matching
+/// `structuredContent`.
+fn check_output(tool: &super::Tool, result: CallToolResult) -> CallToolResult {
+    let Some(schema) = &tool.output else {
+        return result;
+    };
+    if result.is_error {
+        return result;
+    }
+    let name = &tool.info.name;
+    match &result.structured_content {
+        None => CallToolResult::error(format!(
+            "Tool \"{name}\" declares an output schema but returned no structured content \
+             (return Json(value) or set structured_content)"
+        )),
+        Some(structured) => match schema.check(structured) {
+            Ok(()) => result,
+            Err(problems) => CallToolResult::error(format!(
+                "Tool \"{name}\" returned structured content that does not match its output \
+                 schema:\n{problems}"
+            )),
+        },
+    }
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(a panic payload that is not a string)".to_owned()
+    }
+}

@@ -1,0 +1,202 @@
+//! Per-connection state: calls in flight, the log level, and where the
+//! server's own notifications go.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::context::LogLevel;
+use crate::jsonrpc::RequestId;
+
+type Notifier = dyn Fn(Value) + Send + Sync;
+
+/// One client connection to a server: the state that lives between messages.
+///
+/// A transport keeps one `Session` per connection (for the Claude Code CLI
+/// bridge: one per server per CLI process) and passes it with every message
+/// through [`RequestContext::with_session`](super::RequestContext::with_session).
+/// The session
+///
+/// * keeps the calls in flight by request id, so a
+///   `notifications/cancelled` (or [`Session::cancel`]) ends the right one;
+/// * delivers what the server sends on its own — `notifications/tools/list_changed`,
+///   `notifications/progress`, `notifications/message` — to the notifier
+///   given to [`Session::with_notifier`], as complete JSON-RPC messages;
+/// * remembers the level set by `logging/setLevel`.
+///
+/// Cloning is cheap and clones share state. Servers hold sessions weakly:
+/// when the transport drops its last clone, the server forgets it.
+#[derive(Clone)]
+pub struct Session {
+    pub(crate) inner: Arc<SessionInner>,
+}
+
+pub(crate) struct SessionInner {
+    notifier: Option<Box<Notifier>>,
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    next_call: AtomicU64,
+    initialized: AtomicBool,
+    log_level: AtomicU8,
+}
+
+struct InFlight {
+    serial: u64,
+    token: CancellationToken,
+}
+
+impl Session {
+    /// A session whose server-originated notifications are discarded.
+    pub fn new() -> Self {
+        Self::build(None)
+    }
+
+    /// A session that hands every server-originated notification to `f`.
+    ///
+    /// `f` is called synchronously from within `handle` or a tool handler,
+    /// so it should be quick: push into a channel, say.
+    ///
+    /// ```
+    /// use claude_agent_mcp::Session;
+    ///
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let session = Session::with_notifier(move |message| {
+    ///     let _ = tx.send(message);
+    /// });
+    /// # drop((session, rx));
+    /// ```
+    pub fn with_notifier(f: impl Fn(Value) + Send + Sync + 'static) -> Self {
+        Self::build(Some(Box::new(f)))
+    }
+
+    fn build(notifier: Option<Box<Notifier>>) -> Self {
+        Self {
+            inner: Arc::new(SessionInner {
+                notifier,
+                in_flight: Mutex::new(HashMap::new()),
+                next_call: AtomicU64::new(0),
+                initialized: AtomicBool::new(false),
+                log_level: AtomicU8::new(LogLevel::Debug as u8),
+            }),
+        }
+    }
+
+    /// Cancels the call in flight with this request id (a number or a
+    /// string, as the client sent it). Returns whether there was one.
+    ///
+    /// The call's [`CancellationToken`] is cancelled, its handler future
+    /// dropped, and its request answered with an `isError` result saying it
+    /// was cancelled.
+    pub fn cancel(&self, request_id: &Value) -> bool {
+        let Some(id) = RequestId::from_value(request_id) else {
+            return false;
+        };
+        let token = self.lock().get(&id).map(|c| c.token.clone());
+        match token {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// How many `tools/call` requests of this session are running.
+    pub fn in_flight(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether this session has been through `initialize`.
+    pub fn is_initialized(&self) -> bool {
+        self.inner.initialized.load(Ordering::Acquire)
+    }
+
+    /// The lowest level `notifications/message` currently forwards (set by
+    /// the client's `logging/setLevel`; everything until then).
+    pub fn log_level(&self) -> LogLevel {
+        LogLevel::from_index(self.inner.log_level.load(Ordering::Relaxed))
+    }
+
+    /// Hands a server-originated message to the notifier (if any).
+    pub(crate) fn notify(&self, message: Value) {
+        if let Some(notifier) = &self.inner.notifier {
+            notifier(message);
+        }
+    }
+
+    pub(crate) fn has_notifier(&self) -> bool {
+        self.inner.notifier.is_some()
+    }
+
+    pub(crate) fn set_log_level(&self, level: LogLevel) {
+        self.inner.log_level.store(level as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn mark_initialized(&self) {
+        self.inner.initialized.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn downgrade(&self) -> Weak<SessionInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    pub(crate) fn from_inner(inner: Arc<SessionInner>) -> Self {
+        Self { inner }
+    }
+
+    /// Records a call in flight; the returned guard forgets it when dropped.
+    pub(crate) fn begin_call(&self, id: RequestId, token: CancellationToken) -> CallRegistration {
+        let serial = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id.clone(), InFlight { serial, token });
+        CallRegistration {
+            session: self.clone(),
+            id,
+            serial,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
+        // The map stays consistent even if a holder panicked: every
+        // critical section is a single insert, get or remove.
+        self.inner
+            .in_flight
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("initialized", &self.is_initialized())
+            .field("in_flight", &self.in_flight())
+            .field("notifier", &self.has_notifier())
+            .finish()
+    }
+}
+
+/// Removes a call from its session's in-flight table when dropped — unless a
+/// later request reused the id, in which case that one's entry stays.
+pub(crate) struct CallRegistration {
+    session: Session,
+    id: RequestId,
+    serial: u64,
+}
+
+impl Drop for CallRegistration {
+    fn drop(&mut self) {
+        let mut map = self.session.lock();
+        if map.get(&self.id).is_some_and(|c| c.serial == self.serial) {
+            map.remove(&self.id);
+        }
+    }
+}

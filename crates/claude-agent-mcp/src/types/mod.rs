@@ -1,0 +1,251 @@
+//! MCP wire types, with MCP's exact (camelCase) field names.
+//!
+//! Types a peer sends are open: an unknown content block decodes as
+//! [`Content::Unknown`] instead of failing, and unknown fields are kept where
+//! a type has a `extra` map.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+mod content;
+
+pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
+
+/// The MCP protocol revisions this crate speaks, oldest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+    &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// The newest protocol revision this crate speaks.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// A name and version: `serverInfo` or `clientInfo`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Other fields (`description`, `websiteUrl`, `icons`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Implementation {
+    /// A name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            title: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// Hints about a tool's behaviour (all optional; MCP's `ToolAnnotations`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolAnnotations {
+    /// Human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The tool does not change its environment. The Claude Code CLI runs
+    /// several read-only calls concurrently; others one at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// The tool may destroy data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling it twice with the same input has no further effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// The tool reaches outside a closed world (the internet, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+}
+
+impl ToolAnnotations {
+    /// No hints.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets `readOnlyHint`.
+    pub fn read_only(mut self, v: bool) -> Self {
+        self.read_only_hint = Some(v);
+        self
+    }
+    /// Sets `destructiveHint`.
+    pub fn destructive(mut self, v: bool) -> Self {
+        self.destructive_hint = Some(v);
+        self
+    }
+    /// Sets `idempotentHint`.
+    pub fn idempotent(mut self, v: bool) -> Self {
+        self.idempotent_hint = Some(v);
+        self
+    }
+    /// Sets `openWorldHint`.
+    pub fn open_world(mut self, v: bool) -> Self {
+        self.open_world_hint = Some(v);
+        self
+    }
+}
+
+/// A tool as `tools/list` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ToolInfo {
+    /// The tool's name, unique within its server.
+    pub name: String,
+    /// Human-readable title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What the tool does; the model reads this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON schema of the arguments (root `type: "object"`).
+    pub input_schema: Value,
+    /// JSON schema of `structuredContent`, when the tool declares one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// `_meta` (for example `anthropic/maxResultSizeChars`).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+    /// Other fields (`icons`, `execution`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The result of `tools/call`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CallToolResult {
+    /// The content blocks the model sees.
+    #[serde(default)]
+    pub content: Vec<Content>,
+    /// Structured output matching the tool's output schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// `true` when the tool failed; the content then says why.
+    #[serde(default)]
+    pub is_error: bool,
+    /// `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl CallToolResult {
+    /// A successful result with these blocks.
+    pub fn success(content: Vec<Content>) -> Self {
+        Self {
+            content,
+            ..Self::default()
+        }
+    }
+
+    /// An error result with one text block.
+    pub fn error(message: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::text(message)],
+            is_error: true,
+            ..Self::default()
+        }
+    }
+
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::success(vec![Content::text(text)])
+    }
+
+    /// Sets `structuredContent`.
+    pub fn with_structured_content(mut self, value: Value) -> Self {
+        self.structured_content = Some(value);
+        self
+    }
+
+    /// The result as JSON with MCP's field names, consuming it (no copy of
+    /// its text). `isError` is always present.
+    pub fn into_value(self) -> Value {
+        let mut map = Map::with_capacity(4);
+        map.insert(
+            "content".into(),
+            Value::Array(self.content.into_iter().map(Content::into_value).collect()),
+        );
+        if let Some(structured) = self.structured_content {
+            map.insert("structuredContent".into(), structured);
+        }
+        map.insert("isError".into(), Value::Bool(self.is_error));
+        if let Some(meta) = self.meta {
+            map.insert("_meta".into(), Value::Object(meta));
+        }
+        Value::Object(map)
+    }
+
+    /// The concatenated text of the text blocks.
+    pub fn text_content(&self) -> String {
+        let mut out = String::new();
+        for c in &self.content {
+            if let Some(t) = c.as_text() {
+                out.push_str(t);
+            }
+        }
+        out
+    }
+}
+
+/// The result of `tools/list`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ListToolsResult {
+    /// One page of tools.
+    pub tools: Vec<ToolInfo>,
+    /// Where the next page starts, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// The result of `initialize`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct InitializeResult {
+    /// The revision both sides will speak.
+    pub protocol_version: String,
+    /// What the server offers (`tools`, `resources`, `prompts`, `logging`, …).
+    pub capabilities: Map<String, Value>,
+    /// The server's name and version.
+    pub server_info: Implementation,
+    /// How to use this server; hosts may put it in the model's context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn call_result_uses_camel_case() {
+        let r = CallToolResult::error("boom").with_structured_content(json!({"a":1}));
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["isError"], true);
+        assert_eq!(v["structuredContent"]["a"], 1);
+        assert!(v.get("is_error").is_none());
+    }
+}

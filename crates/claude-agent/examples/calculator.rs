@@ -1,0 +1,57 @@
+//! A `calc` MCP server with three tools, driven through a scripted exchange.
+//!
+//! ```text
+//! cargo run -p claude-agent --example calculator
+//! ```
+//!
+//! It sends the messages the Claude Code CLI would send (`initialize`,
+//! `notifications/initialized`, `tools/list`, then some `tools/call`s, one
+//! of them failing) straight to the server's `handle`, and prints each
+//! request and reply.
+
+#[path = "support/calc.rs"]
+mod calc;
+
+use calc::calc_server;
+use claude_agent::mcp::{RequestContext, Session};
+use serde_json::{Value, json};
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let server = calc_server();
+    // One session per connection; it prints what the server sends on its own.
+    let session = Session::with_notifier(|message| println!("<- (notification) {message}\n"));
+
+    let call = |id: i64, tool: &str, arguments: Value| {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+               "params":{"name":tool,"arguments":arguments,
+                         "_meta":{"claudecode/toolUseId":format!("toolu_{id}"),"progressToken":id}}})
+    };
+    let script = [
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize",
+               "params":{"protocolVersion":"2025-11-25","capabilities":{},
+                         "clientInfo":{"name":"claude-code","version":"2.1.332"}}}),
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+        json!({"jsonrpc":"2.0","id":1,"method":"tools/list"}),
+        call(2, "add", json!({"a": 2, "b": 3})),
+        call(3, "divide", json!({"a": 1, "b": 0})),
+        call(4, "divide", json!({"a": "one", "b": 4})),
+        call(5, "stats", json!({"values": [2, 4, 4, 5, 9]})),
+        call(6, "sqrt", json!({"x": 2})),
+    ];
+
+    for message in script {
+        println!("-> {}", pretty(&message));
+        match server
+            .handle(message, RequestContext::with_session(session.clone()))
+            .await
+        {
+            Some(reply) => println!("<- {}\n", pretty(&reply)),
+            None => println!("<- (no reply: a notification)\n"),
+        }
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}

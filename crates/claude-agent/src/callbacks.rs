@@ -1,0 +1,105 @@
+//! User callbacks the CLI calls back into: permissions and hooks.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::{HookInput, HookOutput, PermissionResult, PermissionUpdate};
+
+/// Called with each stderr line of the CLI.
+pub(crate) type StderrFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+pub(crate) type CanUseToolFn = Arc<
+    dyn Fn(String, Value, PermissionContext) -> BoxFuture<'static, PermissionResult> + Send + Sync,
+>;
+
+pub(crate) type HookFn =
+    Arc<dyn Fn(HookInput, HookContext) -> BoxFuture<'static, HookOutput> + Send + Sync>;
+
+pub(crate) fn boxed_can_use_tool<F, Fut>(f: F) -> CanUseToolFn
+where
+    F: Fn(String, Value, PermissionContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = PermissionResult> + Send + 'static,
+{
+    Arc::new(move |tool, input, ctx| Box::pin(f(tool, input, ctx)))
+}
+
+pub(crate) fn boxed_hook<F, Fut>(f: F) -> HookFn
+where
+    F: Fn(HookInput, HookContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = HookOutput> + Send + 'static,
+{
+    Arc::new(move |input, ctx| Box::pin(f(input, ctx)))
+}
+
+/// What the CLI tells a permission callback besides the tool and its input.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PermissionContext {
+    /// The model's `tool_use` id.
+    pub tool_use_id: Option<String>,
+    /// Rules the CLI suggests for "always allow".
+    pub suggestions: Vec<PermissionUpdate>,
+    /// The path that triggered the question, for file tools.
+    pub blocked_path: Option<String>,
+    /// Why the CLI asks.
+    pub decision_reason: Option<String>,
+    /// Cancelled when the CLI withdraws the question (for example on interrupt).
+    pub cancellation: CancellationToken,
+    /// The whole request as the CLI sent it.
+    pub raw: Value,
+}
+
+/// What a hook callback gets besides its input.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HookContext {
+    /// The `tool_use` id the hook is about, when it is about a tool.
+    pub tool_use_id: Option<String>,
+    /// Cancelled when the CLI withdraws the request.
+    pub cancellation: CancellationToken,
+}
+
+/// Which tools a hook applies to, and its timeout.
+#[derive(Clone)]
+pub struct HookMatcher {
+    pub(crate) matcher: Option<String>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) callbacks: Vec<HookFn>,
+}
+
+impl fmt::Debug for HookMatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HookMatcher")
+            .field("matcher", &self.matcher)
+            .field("timeout", &self.timeout)
+            .field("callbacks", &self.callbacks.len())
+            .finish()
+    }
+}
+
+impl HookMatcher {
+    /// Matches tools by name or pattern (e.g. `"Bash"`, `"mcp__calc__.*"`); `None` matches all.
+    pub fn new(matcher: Option<&str>) -> Self {
+        Self {
+            matcher: matcher.map(str::to_owned),
+            timeout: None,
+            callbacks: Vec::new(),
+        }
+    }
+
+    /// How long the CLI waits for the hook (it sends whole seconds).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    pub(crate) fn with_callback(mut self, callback: HookFn) -> Self {
+        self.callbacks.push(callback);
+        self
+    }
+}

@@ -1,0 +1,223 @@
+//! MCP server configurations, as written in `--mcp-config`
+//! (`{"mcpServers":{<name>:<config>}}`), `mcp_set_servers` and `mcp_status`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+
+use crate::message::wire::{Wire, str_at, wire_struct};
+
+wire_struct! {
+    /// `{"type":"stdio","command":…,"args":[…],"env":{…}}` (`type` is optional on input).
+    pub struct StdioServerConfig tags { "type" = "stdio" } {
+        /// The program.
+        req command: String = "command",
+        /// Its arguments.
+        opt args: Vec<String> = "args",
+        /// Extra environment variables.
+        opt env: BTreeMap<String, String> = "env",
+    }
+}
+
+impl StdioServerConfig {
+    /// A server started as `command`.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Appends an argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.get_or_insert_with(Vec::new).push(arg.into());
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env
+            .get_or_insert_with(BTreeMap::new)
+            .insert(key.into(), value.into());
+        self
+    }
+}
+
+wire_struct! {
+    /// `{"type":"sse","url":…,"headers":{…}}`.
+    pub struct SseServerConfig tags { "type" = "sse" } {
+        /// The endpoint.
+        req url: String = "url",
+        /// HTTP headers (echoed in clear text by `mcp_status`).
+        opt headers: BTreeMap<String, String> = "headers",
+    }
+}
+
+wire_struct! {
+    /// `{"type":"http","url":…,"headers":{…}}` (streamable HTTP).
+    pub struct HttpServerConfig tags { "type" = "http" } {
+        /// The endpoint.
+        req url: String = "url",
+        /// HTTP headers (echoed in clear text by `mcp_status`).
+        opt headers: BTreeMap<String, String> = "headers",
+    }
+}
+
+wire_struct! {
+    /// `{"type":"sdk","name":…}`: an in-process server hosted by the SDK.
+    pub struct SdkServerConfig tags { "type" = "sdk" } {
+        /// The server's name (the same as its key).
+        req name: String = "name",
+    }
+}
+
+/// The configuration of one MCP server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum McpServerConfig {
+    /// A subprocess speaking MCP on stdio.
+    Stdio(StdioServerConfig),
+    /// A server-sent-events endpoint.
+    Sse(SseServerConfig),
+    /// A streamable HTTP endpoint.
+    Http(HttpServerConfig),
+    /// An in-process server hosted by the SDK.
+    Sdk(SdkServerConfig),
+    /// Any other configuration, as it came.
+    Unknown(Value),
+}
+
+impl McpServerConfig {
+    /// A stdio server.
+    pub fn stdio<I, A>(command: impl Into<String>, args: I) -> Self
+    where
+        I: IntoIterator<Item = A>,
+        A: Into<String>,
+    {
+        let mut config = StdioServerConfig::new(command);
+        config.args = Some(args.into_iter().map(Into::into).collect());
+        Self::Stdio(config)
+    }
+
+    /// An SSE server.
+    pub fn sse(url: impl Into<String>) -> Self {
+        Self::Sse(SseServerConfig {
+            url: url.into(),
+            ..SseServerConfig::default()
+        })
+    }
+
+    /// An HTTP server.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::Http(HttpServerConfig {
+            url: url.into(),
+            ..HttpServerConfig::default()
+        })
+    }
+
+    /// An in-process server.
+    pub fn sdk(name: impl Into<String>) -> Self {
+        Self::Sdk(SdkServerConfig {
+            name: name.into(),
+            ..SdkServerConfig::default()
+        })
+    }
+
+    /// Adds an HTTP header (SSE and HTTP servers; ignored for others).
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        match &mut self {
+            Self::Sse(c) => {
+                c.headers
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert(key.into(), value.into());
+            }
+            Self::Http(c) => {
+                c.headers
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert(key.into(), value.into());
+            }
+            _ => {}
+        }
+        self
+    }
+
+    /// Adds an environment variable (stdio servers; ignored for others).
+    pub fn env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        match self {
+            Self::Stdio(c) => Self::Stdio(c.env(key, value)),
+            other => other,
+        }
+    }
+
+    /// The `type` (`stdio`, `sse`, `http`, `sdk`, …).
+    pub fn kind(&self) -> Option<&str> {
+        Some(match self {
+            Self::Stdio(_) => "stdio",
+            Self::Sse(_) => "sse",
+            Self::Http(_) => "http",
+            Self::Sdk(_) => "sdk",
+            Self::Unknown(v) => return v.get("type").and_then(Value::as_str),
+        })
+    }
+
+    /// Decodes a configuration; never fails (odd shapes become `Unknown`).
+    pub fn from_value(value: Value) -> Self {
+        let kind = match &value {
+            Value::Object(map) => Some(str_at(map, "type")),
+            _ => None,
+        };
+        let decoded = match kind {
+            Some(None | Some("stdio")) => StdioServerConfig::from_wire(value).map(Self::Stdio),
+            Some(Some("sse")) => SseServerConfig::from_wire(value).map(Self::Sse),
+            Some(Some("http")) => HttpServerConfig::from_wire(value).map(Self::Http),
+            Some(Some("sdk")) => SdkServerConfig::from_wire(value).map(Self::Sdk),
+            _ => Err(value),
+        };
+        decoded.unwrap_or_else(Self::Unknown)
+    }
+
+    /// Encodes as JSON.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        Self::Unknown(Value::Null)
+    }
+}
+
+impl From<StdioServerConfig> for McpServerConfig {
+    fn from(c: StdioServerConfig) -> Self {
+        Self::Stdio(c)
+    }
+}
+
+impl Wire for McpServerConfig {
+    fn from_wire(v: Value) -> Result<Self, Value> {
+        Ok(Self::from_value(v))
+    }
+    fn accepts(_: &Value) -> bool {
+        true
+    }
+}
+
+impl Serialize for McpServerConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Stdio(c) => c.serialize(s),
+            Self::Sse(c) => c.serialize(s),
+            Self::Http(c) => c.serialize(s),
+            Self::Sdk(c) => c.serialize(s),
+            Self::Unknown(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for McpServerConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Self::from_value(Value::deserialize(d)?))
+    }
+}

@@ -1,0 +1,451 @@
+//! Control request payloads (`request` of a `control_request`), both
+//! directions.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::hooks::{HookEvent, HookInput};
+use super::mcp_config::McpServerConfig;
+use super::permission::{PermissionMode, PermissionUpdate};
+use crate::message::wire::{wire_enum, wire_struct};
+
+// ---------------------------------------------------------------- CLI → SDK
+
+wire_struct! {
+    /// `mcp_server` of a `can_use_tool` request: `{"name":…,"source":…}`.
+    pub struct McpServerRef {
+        /// The server's name.
+        req name: String = "name",
+        /// `sdk` for in-process servers.
+        opt source: String = "source",
+    }
+}
+
+wire_struct! {
+    /// `can_use_tool`: may the model run this tool?
+    /// Answer with a [`PermissionResult`](super::PermissionResult).
+    pub struct CanUseToolRequest tags { "subtype" = "can_use_tool" } {
+        /// The tool.
+        req tool_name: String = "tool_name",
+        /// Its input.
+        req input: Value = "input",
+        /// The call id.
+        opt tool_use_id: String = "tool_use_id",
+        /// Rules the CLI suggests for "always allow".
+        opt permission_suggestions: Vec<PermissionUpdate> = "permission_suggestions",
+        /// The MCP server of an MCP tool.
+        opt mcp_server: McpServerRef = "mcp_server",
+        /// Human-readable tool name.
+        opt display_name: String = "display_name",
+        /// The path that triggered the question (file tools).
+        opt blocked_path: String = "blocked_path",
+        /// Why the CLI asks.
+        opt decision_reason: String = "decision_reason",
+        /// The subagent that wants the tool.
+        opt agent_id: String = "agent_id",
+        /// Dialog title.
+        opt title: String = "title",
+        /// Dialog description.
+        opt description: String = "description",
+    }
+}
+
+wire_struct! {
+    /// `hook_callback`: run a hook registered in `initialize`.
+    /// Answer with a [`HookOutput`](super::HookOutput).
+    pub struct HookCallbackRequest tags { "subtype" = "hook_callback" } {
+        /// The id given in `initialize.hooks[…].hookCallbackIds`.
+        req callback_id: String = "callback_id",
+        /// The hook input; see [`HookCallbackRequest::hook_input`].
+        req input: Value = "input",
+        /// The tool call id (a random uuid for non-tool events).
+        opt tool_use_id: String = "tool_use_id",
+    }
+}
+
+impl HookCallbackRequest {
+    /// The input, typed (a copy).
+    pub fn hook_input(&self) -> HookInput {
+        HookInput::from_value(self.input.clone())
+    }
+
+    /// The input, typed.
+    pub fn into_hook_input(self) -> HookInput {
+        HookInput::from_value(self.input)
+    }
+}
+
+wire_struct! {
+    /// `mcp_message`: a JSON-RPC message for an in-process MCP server (CLI →
+    /// SDK), or from one (SDK → CLI).
+    pub struct McpMessageRequest tags { "subtype" = "mcp_message" } {
+        /// The server's name.
+        req server_name: String = "server_name",
+        /// The JSON-RPC message.
+        req message: Value = "message",
+    }
+}
+
+impl McpMessageRequest {
+    /// A message for or from `server_name`.
+    pub fn new(server_name: impl Into<String>, message: Value) -> Self {
+        Self {
+            server_name: server_name.into(),
+            message,
+            ..Self::default()
+        }
+    }
+}
+
+wire_enum! {
+    /// A request the CLI sends to the SDK, by `subtype`.
+    pub enum CliRequest on "subtype" {
+        /// `can_use_tool`.
+        "can_use_tool" => CanUseTool(CanUseToolRequest),
+        /// `hook_callback`.
+        "hook_callback" => HookCallback(HookCallbackRequest),
+        /// `mcp_message`.
+        "mcp_message" => McpMessage(McpMessageRequest),
+    }
+}
+
+impl CliRequest {
+    /// The `subtype`.
+    pub fn subtype(&self) -> Option<&str> {
+        match self {
+            Self::CanUseTool(_) => Some("can_use_tool"),
+            Self::HookCallback(_) => Some("hook_callback"),
+            Self::McpMessage(_) => Some("mcp_message"),
+            Self::Unknown(v) => v.get("subtype").and_then(Value::as_str),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- SDK → CLI
+
+wire_struct! {
+    /// One matcher of `initialize.hooks.<event>`:
+    /// `{"matcher":…,"hookCallbackIds":[…],"timeout":…}`.
+    pub struct HookMatcherConfig {
+        /// Tool-name pattern (`null` = every tool / not applicable).
+        nul matcher: String = "matcher",
+        /// Callback ids the CLI will send back in `hook_callback`.
+        req hook_callback_ids: Vec<String> = "hookCallbackIds",
+        /// Timeout in seconds.
+        opt timeout: u64 = "timeout",
+    }
+}
+
+impl HookMatcherConfig {
+    /// A matcher (`None` = all) with its callback ids.
+    pub fn new(matcher: Option<String>, hook_callback_ids: Vec<String>) -> Self {
+        Self {
+            matcher,
+            hook_callback_ids,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the timeout in seconds.
+    pub fn with_timeout(mut self, seconds: u64) -> Self {
+        self.timeout = Some(seconds);
+        self
+    }
+}
+
+wire_struct! {
+    /// A subagent definition (`initialize.agents.<name>`).
+    pub struct AgentDefinition {
+        /// When to use the agent.
+        req description: String = "description",
+        /// Its system prompt.
+        req prompt: String = "prompt",
+        /// Allowed tools (all when absent).
+        opt tools: Vec<String> = "tools",
+        /// Forbidden tools.
+        opt disallowed_tools: Vec<String> = "disallowedTools",
+        /// `sonnet`, `opus`, `haiku`, `inherit` or a model id.
+        opt model: String = "model",
+    }
+}
+
+impl AgentDefinition {
+    /// An agent with a description and a prompt.
+    pub fn new(description: impl Into<String>, prompt: impl Into<String>) -> Self {
+        Self {
+            description: description.into(),
+            prompt: prompt.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Restricts its tools.
+    pub fn with_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tools: I) -> Self {
+        self.tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Sets its model.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+}
+
+wire_struct! {
+    /// `initialize`: the first request. `hooks` is always written (`null`
+    /// when there are none), as the Python SDK does.
+    pub struct InitializeRequest tags { "subtype" = "initialize" } {
+        /// Hook matchers per event.
+        nul hooks: BTreeMap<HookEvent, Vec<HookMatcherConfig>> = "hooks",
+        /// Subagents.
+        opt agents: BTreeMap<String, AgentDefinition> = "agents",
+        /// Names of in-process MCP servers (alternative to `--mcp-config`).
+        opt sdk_mcp_servers: Vec<String> = "sdkMcpServers",
+        /// Pre-computed handshakes of in-process servers (§5.14).
+        opt sdk_mcp_server_manifests: Map<String, Value> = "sdkMcpServerManifests",
+        /// System prompt parts.
+        opt system_prompt: Vec<String> = "systemPrompt",
+        /// Text appended to the system prompt.
+        opt append_system_prompt: String = "appendSystemPrompt",
+        /// JSON schema for structured output.
+        opt json_schema: Value = "jsonSchema",
+        /// Whether to send prompt suggestions.
+        opt prompt_suggestions: bool = "promptSuggestions",
+    }
+}
+
+wire_struct! {
+    /// `interrupt`: stop the current turn.
+    pub struct InterruptRequest tags { "subtype" = "interrupt" } {}
+}
+
+wire_struct! {
+    /// `set_permission_mode`.
+    pub struct SetPermissionModeRequest tags { "subtype" = "set_permission_mode" } {
+        /// The new mode.
+        req mode: PermissionMode = "mode",
+    }
+}
+
+wire_struct! {
+    /// `set_model` (`null` = the CLI's default model, not the `--model` one).
+    pub struct SetModelRequest tags { "subtype" = "set_model" } {
+        /// The model.
+        nul model: String = "model",
+    }
+}
+
+wire_struct! {
+    /// `set_max_thinking_tokens`.
+    pub struct SetMaxThinkingTokensRequest tags { "subtype" = "set_max_thinking_tokens" } {
+        /// The limit (`null` = default).
+        nul max_thinking_tokens: u64 = "max_thinking_tokens",
+    }
+}
+
+wire_struct! {
+    /// `mcp_status`.
+    pub struct McpStatusRequest tags { "subtype" = "mcp_status" } {}
+}
+
+wire_struct! {
+    /// `mcp_toggle`: enable or disable a server (persisted by the CLI!).
+    pub struct McpToggleRequest tags { "subtype" = "mcp_toggle" } {
+        /// The server.
+        req server_name: String = "serverName",
+        /// On or off.
+        req enabled: bool = "enabled",
+    }
+}
+
+wire_struct! {
+    /// `mcp_reconnect` (does not work for in-process servers).
+    pub struct McpReconnectRequest tags { "subtype" = "mcp_reconnect" } {
+        /// The server.
+        req server_name: String = "serverName",
+    }
+}
+
+wire_struct! {
+    /// `mcp_set_servers`: replaces the whole dynamic server set.
+    pub struct McpSetServersRequest tags { "subtype" = "mcp_set_servers" } {
+        /// Name → configuration (in-process servers as `{"type":"sdk","name":…}`).
+        def servers: BTreeMap<String, McpServerConfig> = "servers",
+    }
+}
+
+wire_struct! {
+    /// `get_context_usage`.
+    pub struct GetContextUsageRequest tags { "subtype" = "get_context_usage" } {}
+}
+
+wire_struct! {
+    /// `get_settings`.
+    pub struct GetSettingsRequest tags { "subtype" = "get_settings" } {}
+}
+
+wire_struct! {
+    /// `rewind_files` (needs file checkpointing).
+    pub struct RewindFilesRequest tags { "subtype" = "rewind_files" } {
+        /// Rewind to the state before this user message.
+        req user_message_id: String = "user_message_id",
+        /// Only report what would change.
+        opt dry_run: bool = "dry_run",
+    }
+}
+
+wire_struct! {
+    /// `stop_task`: stop a background task.
+    pub struct StopTaskRequest tags { "subtype" = "stop_task" } {
+        /// The task.
+        req task_id: String = "task_id",
+    }
+}
+
+wire_enum! {
+    /// A request the SDK sends to the CLI, by `subtype`. Use
+    /// `Unknown(json!({"subtype": …}))` for subtypes not listed.
+    pub enum SdkRequest on "subtype" {
+        /// `initialize`.
+        "initialize" => Initialize(InitializeRequest),
+        /// `interrupt`.
+        "interrupt" => Interrupt(InterruptRequest),
+        /// `set_permission_mode`.
+        "set_permission_mode" => SetPermissionMode(SetPermissionModeRequest),
+        /// `set_model`.
+        "set_model" => SetModel(SetModelRequest),
+        /// `set_max_thinking_tokens`.
+        "set_max_thinking_tokens" => SetMaxThinkingTokens(SetMaxThinkingTokensRequest),
+        /// `mcp_status`.
+        "mcp_status" => McpStatus(McpStatusRequest),
+        /// `mcp_toggle`.
+        "mcp_toggle" => McpToggle(McpToggleRequest),
+        /// `mcp_reconnect`.
+        "mcp_reconnect" => McpReconnect(McpReconnectRequest),
+        /// `mcp_set_servers`.
+        "mcp_set_servers" => McpSetServers(McpSetServersRequest),
+        /// `mcp_message`.
+        "mcp_message" => McpMessage(McpMessageRequest),
+        /// `get_context_usage`.
+        "get_context_usage" => GetContextUsage(GetContextUsageRequest),
+        /// `get_settings`.
+        "get_settings" => GetSettings(GetSettingsRequest),
+        /// `rewind_files`.
+        "rewind_files" => RewindFiles(RewindFilesRequest),
+        /// `stop_task`.
+        "stop_task" => StopTask(StopTaskRequest),
+    }
+}
+
+impl SdkRequest {
+    /// `{"subtype":"interrupt"}`.
+    pub fn interrupt() -> Self {
+        Self::Interrupt(InterruptRequest::default())
+    }
+
+    /// `{"subtype":"set_permission_mode","mode":…}`.
+    pub fn set_permission_mode(mode: PermissionMode) -> Self {
+        Self::SetPermissionMode(SetPermissionModeRequest {
+            mode,
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"set_model","model":…}`.
+    pub fn set_model(model: Option<String>) -> Self {
+        Self::SetModel(SetModelRequest {
+            model,
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"set_max_thinking_tokens","max_thinking_tokens":…}`.
+    pub fn set_max_thinking_tokens(tokens: Option<u64>) -> Self {
+        Self::SetMaxThinkingTokens(SetMaxThinkingTokensRequest {
+            max_thinking_tokens: tokens,
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"mcp_status"}`.
+    pub fn mcp_status() -> Self {
+        Self::McpStatus(McpStatusRequest::default())
+    }
+
+    /// `{"subtype":"mcp_toggle","serverName":…,"enabled":…}`.
+    pub fn mcp_toggle(server_name: impl Into<String>, enabled: bool) -> Self {
+        Self::McpToggle(McpToggleRequest {
+            server_name: server_name.into(),
+            enabled,
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"mcp_reconnect","serverName":…}`.
+    pub fn mcp_reconnect(server_name: impl Into<String>) -> Self {
+        Self::McpReconnect(McpReconnectRequest {
+            server_name: server_name.into(),
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"mcp_set_servers","servers":{…}}`.
+    pub fn mcp_set_servers(servers: BTreeMap<String, McpServerConfig>) -> Self {
+        Self::McpSetServers(McpSetServersRequest {
+            servers,
+            ..Default::default()
+        })
+    }
+
+    /// `{"subtype":"mcp_message","server_name":…,"message":…}`.
+    pub fn mcp_message(server_name: impl Into<String>, message: Value) -> Self {
+        Self::McpMessage(McpMessageRequest::new(server_name, message))
+    }
+
+    /// `{"subtype":"get_context_usage"}`.
+    pub fn get_context_usage() -> Self {
+        Self::GetContextUsage(GetContextUsageRequest::default())
+    }
+
+    /// `{"subtype":"get_settings"}`.
+    pub fn get_settings() -> Self {
+        Self::GetSettings(GetSettingsRequest::default())
+    }
+
+    /// `{"subtype":"stop_task","task_id":…}`.
+    pub fn stop_task(task_id: impl Into<String>) -> Self {
+        Self::StopTask(StopTaskRequest {
+            task_id: task_id.into(),
+            ..Default::default()
+        })
+    }
+
+    /// The `subtype`.
+    pub fn subtype(&self) -> Option<&str> {
+        Some(match self {
+            Self::Initialize(_) => "initialize",
+            Self::Interrupt(_) => "interrupt",
+            Self::SetPermissionMode(_) => "set_permission_mode",
+            Self::SetModel(_) => "set_model",
+            Self::SetMaxThinkingTokens(_) => "set_max_thinking_tokens",
+            Self::McpStatus(_) => "mcp_status",
+            Self::McpToggle(_) => "mcp_toggle",
+            Self::McpReconnect(_) => "mcp_reconnect",
+            Self::McpSetServers(_) => "mcp_set_servers",
+            Self::McpMessage(_) => "mcp_message",
+            Self::GetContextUsage(_) => "get_context_usage",
+            Self::GetSettings(_) => "get_settings",
+            Self::RewindFiles(_) => "rewind_files",
+            Self::StopTask(_) => "stop_task",
+            Self::Unknown(v) => return v.get("subtype").and_then(Value::as_str),
+        })
+    }
+}
+
+impl From<InitializeRequest> for SdkRequest {
+    fn from(r: InitializeRequest) -> Self {
+        Self::Initialize(r)
+    }
+}
