@@ -34,3 +34,13 @@ pub use transport::{StderrCallback, find_cli};
 
 /// The MCP layer: protocol types, the in-process server, client and transports.
 pub use claude_agent_mcp as mcp;
+
+/// The guide in `docs/mcp-servers.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp-servers.md")]
+mod mcp_servers_guide {}
+
+/// The README, compiled so its example stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}

@@ -196,6 +196,16 @@ impl Session {
     }
 }
 
+impl Drop for Session {
+    /// The reader task keeps the shared state (and so the child handle)
+    /// alive until the CLI's stdout ends, so the session kills the group
+    /// itself: nothing outlives the session that started it.
+    fn drop(&mut self) {
+        self.shared.child.kill_unless_clean();
+        self.shared.closed.cancel();
+    }
+}
+
 impl Shared {
     /// Queues one frame for the CLI.
     pub(crate) fn send(&self, frame: Value) -> Result<()> {

@@ -160,6 +160,20 @@ impl ChildHandle {
         }
     }
 
+    /// Kills the group synchronously unless the CLI has exited and its group
+    /// was seen empty: what dropping the handle does, for owners that must
+    /// act before the last reference goes.
+    pub(crate) fn kill_unless_clean(&self) {
+        let running = self.try_exit_status().is_none();
+        if running {
+            tracing::debug!(pid = self.pid, "killing the CLI's process group");
+        }
+        if running || !self.group_clean.load(Ordering::Acquire) {
+            // Synchronous; the reaper thread collects the leader.
+            self.kill();
+        }
+    }
+
     /// Ends the CLI gracefully and returns its exit status:
     /// close stdin and wait `after_stdin_close`; then SIGTERM the group and
     /// wait `after_sigterm`; then SIGKILL. Afterwards, any process left in
@@ -266,14 +280,7 @@ impl ChildHandle {
 
 impl Drop for ChildHandle {
     fn drop(&mut self) {
-        let running = self.try_exit_status().is_none();
-        if running {
-            tracing::debug!(pid = self.pid, "killing the CLI's process group on drop");
-        }
-        if running || !self.group_clean.load(Ordering::Acquire) {
-            // Synchronous; the reaper thread collects the leader.
-            self.kill();
-        }
+        self.kill_unless_clean();
     }
 }
 
