@@ -5,7 +5,11 @@
 //! * [`jsonrpc`] — JSON-RPC 2.0 ids, error objects and reply builders;
 //! * [`types`] — MCP wire types (tools, content blocks, call results, handshake);
 //! * [`server`] — an in-process MCP server whose single entry point,
-//!   [`Server::handle`] (or [`Handler::handle`]), serves every transport.
+//!   [`Server::handle`] (or [`Handler::handle`]), serves every transport;
+//! * [`http_server`] — (feature `http-server`, on by default) any server
+//!   over Streamable HTTP, as an axum router or on its own;
+//! * [`client`] — an MCP client over in-process, stdio and (feature `http`,
+//!   on by default) Streamable HTTP transports.
 //!
 //! ```
 //! use claude_agent_mcp::{Json, RequestContext, Server, Tool};
@@ -43,6 +47,9 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod client;
+#[cfg(feature = "http-server")]
+pub mod http_server;
 pub mod jsonrpc;
 pub mod server;
 pub mod types;

@@ -1,13 +1,17 @@
-//! A `calc` MCP server with three tools, driven through a scripted exchange.
+//! A `calc` MCP server with three tools, driven through a scripted exchange,
+//! or served to any MCP client over stdio or Streamable HTTP.
 //!
 //! ```text
-//! cargo run -p claude-agent --example calculator
+//! cargo run -p claude-agent --example calculator                          # scripted exchange
+//! cargo run -p claude-agent --example calculator -- --stdio               # NDJSON on stdin/stdout
+//! cargo run -p claude-agent --example calculator -- --http 127.0.0.1:8080 # http://127.0.0.1:8080/mcp
 //! ```
 //!
-//! It sends the messages the Claude Code CLI would send (`initialize`,
-//! `notifications/initialized`, `tools/list`, then some `tools/call`s, one
-//! of them failing) straight to the server's `handle`, and prints each
-//! request and reply.
+//! Without arguments it sends the messages the Claude Code CLI would send
+//! (`initialize`, `notifications/initialized`, `tools/list`, then some
+//! `tools/call`s, one of them failing) straight to the server's `handle`,
+//! and prints each request and reply. With `--http`, the address's port may
+//! be 0; the URL actually served goes to stderr as `listening on <url>`.
 
 #[path = "support/calc.rs"]
 mod calc;
@@ -17,7 +21,36 @@ use claude_agent::mcp::{RequestContext, Session};
 use serde_json::{Value, json};
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
+async fn main() -> std::io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        [] => {
+            scripted().await;
+            Ok(())
+        }
+        ["--stdio"] => claude_agent::mcp::server::serve_stdio(calc_server()).await,
+        ["--http", addr] => {
+            use claude_agent::mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            StreamableHttpService::new(calc_server(), StreamableHttpConfig::default())
+                .serve(listener)
+                .await
+        }
+        _ => {
+            eprintln!("usage: calculator [--stdio | --http HOST:PORT]");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Sends the CLI's messages to the server in process and prints the exchange.
+async fn scripted() {
     let server = calc_server();
     // One session per connection; it prints what the server sends on its own.
     let session = Session::with_notifier(|message| println!("<- (notification) {message}\n"));

@@ -48,7 +48,10 @@ pub struct PermissionContext {
     pub blocked_path: Option<String>,
     /// Why the CLI asks.
     pub decision_reason: Option<String>,
-    /// Cancelled when the CLI withdraws the question (for example on interrupt).
+    /// Cancelled when the CLI withdraws the question (for example on
+    /// interrupt) or the session ends. The callback's future is dropped at
+    /// the same moment, so code awaiting inside it does not run on; watch the
+    /// token from a task of its own to clean up.
     pub cancellation: CancellationToken,
     /// The whole request as the CLI sent it.
     pub raw: Value,
@@ -60,7 +63,9 @@ pub struct PermissionContext {
 pub struct HookContext {
     /// The `tool_use` id the hook is about, when it is about a tool.
     pub tool_use_id: Option<String>,
-    /// Cancelled when the CLI withdraws the request.
+    /// Cancelled when the CLI withdraws the request or the session ends; the
+    /// callback's future is dropped at the same moment (see
+    /// [`PermissionContext::cancellation`]).
     pub cancellation: CancellationToken,
 }
 

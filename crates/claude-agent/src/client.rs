@@ -11,7 +11,7 @@ use crate::message::Message;
 use crate::options::Options;
 use crate::protocol::{
     InitializeResponse, InterruptResponse, McpServerConfig, McpSetServersResponse,
-    McpStatusResponse, PermissionMode,
+    McpStatusResponse, PermissionMode, SetPermissionModeResponse,
 };
 use crate::query::{Prompt, user_message};
 use crate::session::Session;
@@ -86,7 +86,9 @@ impl Client {
     }
 
     /// Sends a prompt; read the answer with [`receive_response`](Self::receive_response).
-    /// A prompt sent while a turn runs is queued by the CLI.
+    /// A prompt sent while a turn runs is queued by the CLI. Fails with
+    /// [`Error::CliExited`] once the CLI has exited on its own, and with
+    /// [`Error::Closed`] after [`disconnect`](Self::disconnect).
     pub async fn query(&self, prompt: impl Into<Prompt>) -> Result<()> {
         match prompt.into() {
             Prompt::Text(text) => self.session.send_user(user_message(text)),
@@ -123,15 +125,18 @@ impl Client {
         self.typed("interrupt", Map::new()).await
     }
 
-    /// Changes the permission mode for the rest of the session.
-    pub async fn set_permission_mode(&self, mode: PermissionMode) -> Result<()> {
+    /// Changes the permission mode for the rest of the session. Returns the
+    /// mode now in effect, as the CLI reports it (`None` if it does not say).
+    /// A mode the CLI does not know is an [`Error::ControlError`] with code
+    /// `invalid_mode`.
+    pub async fn set_permission_mode(
+        &self,
+        mode: PermissionMode,
+    ) -> Result<Option<PermissionMode>> {
         let mut p = Map::new();
         p.insert("mode".into(), Value::String(mode.as_str().to_owned()));
-        self.session
-            .shared
-            .request("set_permission_mode", p)
-            .await?;
-        Ok(())
+        let r: SetPermissionModeResponse = self.typed("set_permission_mode", p).await?;
+        Ok(r.mode)
     }
 
     /// Changes the model; `None` goes back to the CLI's default model (not

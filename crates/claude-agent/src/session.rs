@@ -9,11 +9,19 @@
 //!   queue, one whole JSON object per line.
 //! * one **handler task per CLI request** (`mcp_message`, `can_use_tool`,
 //!   `hook_callback`), which answers exactly once, even when the handler fails
-//!   or panics, unless the CLI withdraws the request first.
+//!   or panics, unless the CLI withdraws the request first. When the session
+//!   ends (the CLI's stdout closes, or the session is dropped) the requests
+//!   still running are withdrawn too: their handler futures are dropped, so a
+//!   running tool's cancellation token fires, and nothing is answered.
+//!
+//! Once the CLI has ended, sending fails at once (with how the CLI ended,
+//! [`Error::CliExited`], when it ended on its own; [`Error::Closed`] after
+//! `shutdown`), and a control request never waits out its timeout for an
+//! answer that cannot come.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,6 +64,11 @@ pub(crate) struct Shared {
     open_turns: AtomicUsize,
     child: ChildHandle,
     closed: CancellationToken,
+    /// How the CLI ended, when it ended on its own (not through `shutdown`):
+    /// what sending and requesting fail with afterwards.
+    exit: Mutex<Option<Error>>,
+    /// Set when `shutdown` begins: the end that follows is the expected one.
+    shutting_down: AtomicBool,
 }
 
 /// A running CLI session. Dropping it kills the CLI's process group.
@@ -158,6 +171,8 @@ impl Session {
             open_turns: AtomicUsize::new(0),
             child: process.child,
             closed: CancellationToken::new(),
+            exit: Mutex::new(None),
+            shutting_down: AtomicBool::new(false),
         });
 
         tokio::spawn(writer_task(process.writer, out_rx));
@@ -182,13 +197,19 @@ impl Session {
 
     /// Writes a user message (already in wire form) and counts a turn.
     pub(crate) fn send_user(&self, message: Value) -> Result<()> {
+        // Counted before sending: the result may arrive before `send` returns.
         self.shared.open_turns.fetch_add(1, Ordering::SeqCst);
-        self.shared.send(message)
+        let sent = self.shared.send(message);
+        if sent.is_err() {
+            self.shared.open_turns.fetch_sub(1, Ordering::SeqCst);
+        }
+        sent
     }
 
     /// Closes stdin, waits for the CLI to exit (escalating to SIGTERM and
     /// SIGKILL on timeout) and reaps it.
     pub(crate) async fn shutdown(&self) -> Result<()> {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
         let _ = self.shared.out.send(Outgoing::Close);
         self.shared.child.shutdown(self.shutdown_timeouts).await;
         self.shared.closed.cancel();
@@ -203,15 +224,46 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.shared.child.kill_unless_clean();
         self.shared.closed.cancel();
+        self.shared.cancel_in_flight();
     }
 }
 
 impl Shared {
     /// Queues one frame for the CLI.
     pub(crate) fn send(&self, frame: Value) -> Result<()> {
+        // After the CLI ended (or `shutdown`), nothing would read the frame.
+        if self.closed.is_cancelled() {
+            return Err(self.closed_error());
+        }
         self.out
             .send(Outgoing::Frame(frame))
             .map_err(|_| Error::Closed)
+    }
+
+    /// Why nothing can be sent any more: how the CLI ended, if it ended on
+    /// its own, else [`Error::Closed`].
+    fn closed_error(&self) -> Error {
+        self.exit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or(Error::Closed, clone_exit)
+    }
+
+    /// Withdraws every CLI request still being handled: their tasks stop
+    /// without answering, which drops the handler futures (a running tool's
+    /// cancellation token fires). For when nobody is left to read the answers.
+    fn cancel_in_flight(&self) {
+        let tokens: Vec<CancellationToken> = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, token)| token)
+            .collect();
+        for token in tokens {
+            token.cancel();
+        }
     }
 
     /// Sends a control request and waits for its answer.
@@ -240,14 +292,29 @@ impl Shared {
                 .remove(&request_id);
             return Err(e);
         }
-        match tokio::time::timeout(self.control_timeout, rx).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => Err(Error::Closed),
-            Err(_) => {
-                self.pending
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .remove(&request_id);
+        // `biased`: an answer (or the exit error `on_eof` sends) wins over
+        // the bare `closed`, which only matters for a request that slipped
+        // in after `on_eof` failed the pending ones: it must not wait out
+        // the whole timeout for an answer that cannot come.
+        let answer = tokio::select! {
+            biased;
+            answer = tokio::time::timeout(self.control_timeout, rx) => Some(answer),
+            () = self.closed.cancelled() => None,
+        };
+        let forget = || {
+            self.pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&request_id);
+        };
+        match answer {
+            Some(Ok(Ok(outcome))) => outcome,
+            Some(Ok(Err(_))) | None => {
+                forget();
+                Err(self.closed_error())
+            }
+            Some(Err(_)) => {
+                forget();
                 Err(Error::ControlTimeout {
                     subtype: subtype.to_owned(),
                     timeout: self.control_timeout,
@@ -418,8 +485,13 @@ impl Shared {
     }
 
     async fn on_eof(&self) {
+        // Nobody will read answers any more: stop the handlers still running.
+        self.cancel_in_flight();
         // Collect how the CLI ended, for the errors below.
         let error = self.child.exit_error(Duration::from_secs(2)).await;
+        if !self.shutting_down.load(Ordering::SeqCst) {
+            *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(clone_exit(&error));
+        }
         let pending: Vec<_> = self
             .pending
             .lock()

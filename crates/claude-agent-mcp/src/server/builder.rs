@@ -5,8 +5,12 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 
+use std::future::Future;
+
+use super::completion::{self, CompletionHandler, CompletionRequest};
+use super::features::Catalog;
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
-use super::{Registered, Server, ServerInner, Tool};
+use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
 ///
@@ -25,7 +29,6 @@ use super::{Registered, Server, ServerInner, Tool};
 ///     .build();
 /// assert_eq!(server.tool_names(), ["greet"]);
 /// ```
-#[derive(Debug)]
 #[must_use = "a builder does nothing until .build() is called"]
 pub struct ServerBuilder {
     name: String,
@@ -35,9 +38,75 @@ pub struct ServerBuilder {
     tool_timeout: Option<Duration>,
     max_result_chars: usize,
     page_size: usize,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    prompts: Vec<Prompt>,
+    completion: Option<std::sync::Arc<CompletionHandler>>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("tools", &self.tools)
+            .field("resources", &self.resources)
+            .field("templates", &self.templates)
+            .field("prompts", &self.prompts)
+            .field("completion", &self.completion.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ServerBuilder {
+    /// Adds a resource (`resources/list`, `resources/read`); the server
+    /// then advertises the `resources` capability (with `subscribe` and
+    /// `listChanged`).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template (`resources/templates/list`, and
+    /// `resources/read` of the URIs it matches).
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Adds a prompt (`prompts/list`, `prompts/get`); the server then
+    /// advertises the `prompts` capability.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Answers `completion/complete` with `handler`'s suggestions (at most
+    /// [`MAX_COMPLETION_VALUES`](super::MAX_COMPLETION_VALUES) are sent) and
+    /// advertises the `completions` capability. Without one, the request
+    /// gets an empty completion.
+    ///
+    /// ```
+    /// use claude_agent_mcp::Server;
+    /// use claude_agent_mcp::server::CompletionRequest;
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .completion(|req: CompletionRequest| async move {
+    ///         ["red", "green", "blue"].iter().filter(|c| c.starts_with(&req.value))
+    ///             .map(|c| c.to_string()).collect()
+    ///     })
+    ///     .build();
+    /// # drop(server);
+    /// ```
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completion = Some(completion::erase(handler));
+        self
+    }
+
     pub(super) fn new(name: String, version: String) -> Self {
         Self {
             name,
@@ -47,6 +116,10 @@ impl ServerBuilder {
             tool_timeout: None,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             page_size: DEFAULT_PAGE_SIZE,
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
         }
     }
 
@@ -89,7 +162,7 @@ impl ServerBuilder {
         self
     }
 
-    /// How many tools one `tools/list` page holds (default
+    /// How many items one `tools/list` (or resources, templates, prompts) page holds (default
     /// [`DEFAULT_PAGE_SIZE`], 1000; at least 1). Further pages are reached
     /// through the opaque `nextCursor`.
     pub fn page_size(mut self, tools: usize) -> Self {
@@ -122,6 +195,12 @@ impl ServerBuilder {
                 tool_timeout: self.tool_timeout.unwrap_or_else(limits::timeout_from_env),
                 max_result_chars: self.max_result_chars,
                 page_size: self.page_size,
+                catalog: Catalog::new(
+                    self.resources,
+                    self.templates,
+                    self.prompts,
+                    self.completion,
+                ),
             }),
         }
     }

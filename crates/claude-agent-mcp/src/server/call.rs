@@ -9,9 +9,8 @@ use futures::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::context::ToolContext;
+use super::context::{RequestContext, ToolContext};
 use super::limits;
-use super::session::Session;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
@@ -28,7 +27,7 @@ pub(crate) async fn call_tool(
     server: &ServerInner,
     id: &Value,
     mut params: Map<String, Value>,
-    session: Option<Session>,
+    ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
     let name = match params.remove("name") {
         Some(Value::String(name)) => name,
@@ -62,7 +61,7 @@ pub(crate) async fn call_tool(
         _ => None,
     };
 
-    let result = run(server, &tool, id, arguments, meta, session).await;
+    let result = run(server, &tool, id, arguments, meta, ctx).await;
     Ok(result.into_value())
 }
 
@@ -72,8 +71,9 @@ async fn run(
     id: &Value,
     arguments: Value,
     meta: Option<Map<String, Value>>,
-    session: Option<Session>,
+    ctx: RequestContext,
 ) -> CallToolResult {
+    let (session, stream) = ctx.into_parts();
     let tool = &registered.tool;
     let name = tool.info.name.as_str();
 
@@ -98,6 +98,7 @@ async fn run(
         meta,
         token: token.clone(),
         session,
+        stream,
     };
     let handler = Arc::clone(&tool.handler);
     let structured = tool.output.is_some();

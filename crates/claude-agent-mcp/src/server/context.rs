@@ -3,12 +3,28 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
-use super::session::Session;
+use super::outbound::ClientRequestError;
+use super::session::{Session, Sink};
 use crate::jsonrpc;
+
+/// The stream a transport answers one request on (an SSE response to a
+/// Streamable HTTP POST): messages tied to the request — its progress and
+/// log notifications, requests to the client made while serving it — go
+/// there instead of to the session's notifier.
+pub trait ResponseStream: Send + Sync + 'static {
+    /// Sends one message on the request's stream.
+    fn send(&self, message: Value);
+    /// Closes the stream early (the client reconnects to get the rest, as
+    /// SSE resumability allows). Returns whether the transport did so.
+    fn close(&self) -> bool {
+        false
+    }
+}
 
 /// The `_meta` key under which the Claude Code CLI sends the model's `tool_use` id.
 pub const TOOL_USE_ID_META: &str = "claudecode/toolUseId";
@@ -19,9 +35,19 @@ pub const TOOL_USE_ID_META: &str = "claudecode/toolUseId";
 /// cancelled by notification and server-originated notifications go nowhere
 /// (what an in-process client that talks to one server directly uses).
 /// [`RequestContext::with_session`] ties the message to a connection.
-#[derive(Clone, Default, Debug)]
+#[derive(Clone, Default)]
 pub struct RequestContext {
     session: Option<Session>,
+    stream: Option<Arc<dyn ResponseStream>>,
+}
+
+impl fmt::Debug for RequestContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestContext")
+            .field("session", &self.session)
+            .field("stream", &self.stream.is_some())
+            .finish()
+    }
 }
 
 impl RequestContext {
@@ -34,7 +60,14 @@ impl RequestContext {
     pub fn with_session(session: Session) -> Self {
         Self {
             session: Some(session),
+            stream: None,
         }
+    }
+
+    /// Ties the request to its own response stream (see [`ResponseStream`]).
+    pub fn with_response_stream(mut self, stream: Arc<dyn ResponseStream>) -> Self {
+        self.stream = Some(stream);
+        self
     }
 
     /// The session, if there is one.
@@ -42,8 +75,8 @@ impl RequestContext {
         self.session.as_ref()
     }
 
-    pub(crate) fn into_session(self) -> Option<Session> {
-        self.session
+    pub(crate) fn into_parts(self) -> (Option<Session>, Option<Arc<dyn ResponseStream>>) {
+        (self.session, self.stream)
     }
 }
 
@@ -140,6 +173,7 @@ pub struct ToolContext {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) token: CancellationToken,
     pub(crate) session: Option<Session>,
+    pub(crate) stream: Option<Arc<dyn ResponseStream>>,
 }
 
 impl ToolContext {
@@ -202,7 +236,7 @@ impl ToolContext {
         let (Some(session), Some(token)) = (&self.session, self.progress_token()) else {
             return false;
         };
-        if !session.has_notifier() {
+        if !session.has_notifier() && self.stream.is_none() {
             return false;
         }
         let mut params = Map::with_capacity(4);
@@ -214,10 +248,10 @@ impl ToolContext {
         if let Some(message) = message {
             params.insert("message".into(), message.into());
         }
-        session.notify(jsonrpc::notification(
-            "notifications/progress",
-            Some(Value::Object(params)),
-        ));
+        self.emit(
+            session,
+            jsonrpc::notification("notifications/progress", Some(Value::Object(params))),
+        );
         true
     }
 
@@ -230,14 +264,70 @@ impl ToolContext {
         let Some(session) = &self.session else {
             return false;
         };
-        if !session.has_notifier() || level < session.log_level() {
+        if (!session.has_notifier() && self.stream.is_none()) || level < session.log_level() {
             return false;
         }
-        session.notify(jsonrpc::notification(
-            "notifications/message",
-            Some(json!({"level": level.as_str(), "logger": self.tool, "data": data.into()})),
-        ));
+        self.emit(
+            session,
+            jsonrpc::notification(
+                "notifications/message",
+                Some(json!({"level": level.as_str(), "logger": self.tool, "data": data.into()})),
+            ),
+        );
         true
+    }
+
+    /// Sends a request to the client — `sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, … — and waits for its result.
+    ///
+    /// Works where the transport carries server→client requests (stdio and
+    /// Streamable HTTP sessions); elsewhere (in process, the Claude Code
+    /// CLI bridge) it fails at once with [`ClientRequestError::NotSupported`].
+    /// Over HTTP the request travels on this call's own SSE stream. The wait
+    /// ends when the call is cancelled or times out (the future is dropped).
+    ///
+    /// ```
+    /// use claude_agent_mcp::ToolContext;
+    /// use claude_agent_mcp::server::ClientRequestError;
+    /// use serde_json::json;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let ctx = ToolContext::default(); // detached: no transport
+    /// let answer = ctx.request("elicitation/create", json!({"message":"Name?"})).await;
+    /// assert_eq!(answer, Err(ClientRequestError::NotSupported));
+    /// # });
+    /// ```
+    pub async fn request(
+        &self,
+        method: &str,
+        params: impl Into<Value>,
+    ) -> Result<Value, ClientRequestError> {
+        let Some(session) = &self.session else {
+            return Err(ClientRequestError::NotSupported);
+        };
+        let sink: Option<Sink> = self.stream.as_ref().map(|stream| {
+            let stream = Arc::clone(stream);
+            Arc::new(move |m: Value| stream.send(m)) as Sink
+        });
+        session
+            .request_via(method, Some(params.into()), sink.as_ref())
+            .await
+    }
+
+    /// Closes this call's response stream early, when the transport has one
+    /// (Streamable HTTP with SSE): the client reconnects with `Last-Event-ID`
+    /// and gets the rest, including the result. Returns whether it was closed.
+    pub fn close_response_stream(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.close())
+    }
+
+    /// A message tied to this call: on its own stream if it has one, else
+    /// through the session's notifier.
+    fn emit(&self, session: &Session, message: Value) {
+        match &self.stream {
+            Some(stream) => stream.send(message),
+            None => session.notify(message),
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::context::{LogLevel, RequestContext};
 use super::session::Session;
-use super::{ServerInner, call};
+use super::{ServerInner, call, features};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
@@ -48,8 +48,14 @@ pub(crate) async fn handle(
             ));
         }
         // A response to something the server sent (e.g. the client
-        // answering a ping): nothing to say back.
-        None if msg.contains_key("result") || msg.contains_key("error") => return None,
+        // answering `sampling/createMessage`): route it to its waiter;
+        // nothing to say back.
+        None if msg.contains_key("result") || msg.contains_key("error") => {
+            if let (Some(session), Some(id)) = (ctx.session(), &id) {
+                session.resolve_response(id, &msg);
+            }
+            return None;
+        }
         None => {
             let id = id.unwrap_or(Value::Null);
             return Some(invalid(&id, "a JSON-RPC request needs a \"method\""));
@@ -86,9 +92,12 @@ async fn request(
         "tools/list" => list_tools(server, params_object(params)?),
         "tools/call" => {
             let params = params_object(params)?;
-            call::call_tool(server, id, params, ctx.into_session()).await
+            call::call_tool(server, id, params, ctx).await
         }
         "logging/setLevel" => set_level(params_object(params)?, ctx.session()),
+        m if features::handles(&server.catalog, m) => {
+            features::request(server, m, params_object(params)?, ctx).await
+        }
         _ => Err(ErrorObject::method_not_found(method)),
     }
 }
@@ -120,6 +129,7 @@ fn initialize(
     let mut capabilities = Map::new();
     capabilities.insert("tools".into(), json!({"listChanged": true}));
     capabilities.insert("logging".into(), json!({}));
+    server.catalog.capabilities(&mut capabilities);
 
     let result = InitializeResult {
         protocol_version: protocol_version.to_owned(),

@@ -60,12 +60,18 @@
 
 mod builder;
 mod call;
+mod completion;
 mod context;
 mod dispatch;
+mod features;
 pub mod limits;
+mod outbound;
+mod prompt;
+mod resource;
 mod result;
 mod schema;
 mod session;
+mod stdio;
 mod tool;
 mod validate;
 
@@ -77,15 +83,25 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 pub use builder::ServerBuilder;
-pub use context::{LogLevel, RequestContext, TOOL_USE_ID_META, ToolContext};
+pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
+pub use context::{LogLevel, RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
+pub use features::RESOURCE_NOT_FOUND;
+pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
+pub use prompt::{
+    IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
+};
+pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{Json, ToolResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
+pub use stdio::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;
 use session::SessionInner;
+
+const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 
 /// Anything that answers JSON-RPC messages: our [`Server`], or a user's own type.
 ///
@@ -142,6 +158,7 @@ pub(crate) struct ServerInner {
     tool_timeout: Duration,
     max_result_chars: usize,
     page_size: usize,
+    catalog: features::Catalog,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.
@@ -199,7 +216,7 @@ impl Server {
     /// let pong = server.handle(json!({"jsonrpc":"2.0","id":"x7","method":"ping"}), ctx.clone()).await;
     /// assert_eq!(pong, Some(json!({"jsonrpc":"2.0","id":"x7","result":{}})));
     ///
-    /// let unknown = server.handle(json!({"jsonrpc":"2.0","id":1,"method":"prompts/list"}), ctx).await.unwrap();
+    /// let unknown = server.handle(json!({"jsonrpc":"2.0","id":1,"method":"sampling/createMessage"}), ctx).await.unwrap();
     /// assert_eq!(unknown["error"]["code"], -32601);
     /// # });
     /// ```
@@ -214,7 +231,7 @@ impl Server {
         let registered = Arc::new(Registered::new(tool));
         let name = registered.tool.info.name.clone();
         self.inner.write_tools().insert(name, registered);
-        self.inner.notify_list_changed();
+        self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
     }
 
     /// Removes a tool; if there was one, tells every initialized session
@@ -223,7 +240,7 @@ impl Server {
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.inner.write_tools().shift_remove(name).is_some();
         if removed {
-            self.inner.notify_list_changed();
+            self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
         }
         removed
     }
@@ -286,22 +303,21 @@ impl ServerInner {
         }
     }
 
-    fn notify_list_changed(&self) {
-        // Collect first: notifiers run without the lock held.
-        let live: Vec<Session> = {
-            let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-            sessions.retain(|s| s.strong_count() > 0);
-            sessions
-                .iter()
-                .filter_map(Weak::upgrade)
-                .map(Session::from_inner)
-                .collect()
-        };
-        for session in live {
-            session.notify(jsonrpc::notification(
-                "notifications/tools/list_changed",
-                None,
-            ));
+    /// The initialized sessions still alive. Collected first, so notifiers
+    /// run without the lock held.
+    fn live_sessions(&self) -> Vec<Session> {
+        let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions
+            .iter()
+            .filter_map(Weak::upgrade)
+            .map(Session::from_inner)
+            .collect()
+    }
+
+    fn notify_list_changed(&self, method: &str) {
+        for session in self.live_sessions() {
+            session.notify(jsonrpc::notification(method, None));
         }
     }
 }

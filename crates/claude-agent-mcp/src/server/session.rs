@@ -1,7 +1,7 @@
 //! Per-connection state: calls in flight, the log level, and where the
 //! server's own notifications go.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -10,9 +10,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::context::LogLevel;
-use crate::jsonrpc::RequestId;
+use super::outbound::{self, ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Pending};
+use crate::jsonrpc::{self, RequestId};
 
 type Notifier = dyn Fn(Value) + Send + Sync;
+
+/// Where messages tied to one request go (its own response stream, over HTTP).
+pub(crate) type Sink = std::sync::Arc<dyn Fn(Value) + Send + Sync>;
 
 /// One client connection to a server: the state that lives between messages.
 ///
@@ -26,7 +30,11 @@ type Notifier = dyn Fn(Value) + Send + Sync;
 /// * delivers what the server sends on its own — `notifications/tools/list_changed`,
 ///   `notifications/progress`, `notifications/message` — to the notifier
 ///   given to [`Session::with_notifier`], as complete JSON-RPC messages;
-/// * remembers the level set by `logging/setLevel`.
+/// * remembers the level set by `logging/setLevel` and the resources the
+///   client subscribed to;
+/// * when the transport allows it ([`Session::set_client_requests`]), sends
+///   requests to the client ([`Session::request`]) and routes the client's
+///   answers back.
 ///
 /// Cloning is cheap and clones share state. Servers hold sessions weakly:
 /// when the transport drops its last clone, the server forgets it.
@@ -41,6 +49,9 @@ pub(crate) struct SessionInner {
     next_call: AtomicU64,
     initialized: AtomicBool,
     log_level: AtomicU8,
+    client_requests: AtomicBool,
+    pending: Pending,
+    subscriptions: Mutex<BTreeSet<String>>,
 }
 
 struct InFlight {
@@ -80,6 +91,9 @@ impl Session {
                 next_call: AtomicU64::new(0),
                 initialized: AtomicBool::new(false),
                 log_level: AtomicU8::new(LogLevel::Debug as u8),
+                client_requests: AtomicBool::new(false),
+                pending: Pending::default(),
+                subscriptions: Mutex::new(BTreeSet::new()),
             }),
         }
     }
@@ -118,6 +132,105 @@ impl Session {
     /// the client's `logging/setLevel`; everything until then).
     pub fn log_level(&self) -> LogLevel {
         LogLevel::from_index(self.inner.log_level.load(Ordering::Relaxed))
+    }
+
+    /// Lets [`Session::request`] send requests to the client through the
+    /// notifier. A transport that delivers the client's responses back to
+    /// [`Handler::handle`](super::Handler::handle) with this session (stdio,
+    /// Streamable HTTP) turns this on; without it requests fail with
+    /// [`ClientRequestError::NotSupported`].
+    pub fn set_client_requests(&self, enabled: bool) {
+        self.inner.client_requests.store(enabled, Ordering::Release);
+    }
+
+    /// Whether requests to the client can be sent on this session.
+    pub fn supports_client_requests(&self) -> bool {
+        self.inner.client_requests.load(Ordering::Acquire) && self.has_notifier()
+    }
+
+    /// Sends a request to the client (`sampling/createMessage`,
+    /// `elicitation/create`, `roots/list`, …) and waits for its result,
+    /// at most [`DEFAULT_CLIENT_REQUEST_TIMEOUT`].
+    ///
+    /// ```
+    /// use claude_agent_mcp::Session;
+    /// use claude_agent_mcp::server::ClientRequestError;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// // A session without a way back to the client.
+    /// let session = Session::new();
+    /// let err = session.request("roots/list", None).await.unwrap_err();
+    /// assert_eq!(err, ClientRequestError::NotSupported);
+    /// # });
+    /// ```
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ClientRequestError> {
+        self.request_via(method, params, None).await
+    }
+
+    /// [`Session::request`], sending the request through `sink` when given
+    /// (the stream of the request being served) instead of the notifier.
+    pub(crate) async fn request_via(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        sink: Option<&Sink>,
+    ) -> Result<Value, ClientRequestError> {
+        if !self.supports_client_requests() {
+            return Err(ClientRequestError::NotSupported);
+        }
+        let (id, rx) = self.inner.pending.register();
+        let message = jsonrpc::request(&id, method, params);
+        match sink {
+            Some(sink) => sink(message),
+            None => self.notify(message),
+        }
+        outbound::wait(&self.inner.pending, id, rx, DEFAULT_CLIENT_REQUEST_TIMEOUT).await
+    }
+
+    /// Routes a response from the client to the request waiting for it;
+    /// returns whether one was.
+    pub(crate) fn resolve_response(
+        &self,
+        id: &Value,
+        message: &serde_json::Map<String, Value>,
+    ) -> bool {
+        self.inner.pending.resolve(id, message)
+    }
+
+    /// Ends the session's requests to the client: those waiting fail with
+    /// [`ClientRequestError::Closed`], and no new ones are sent. Transports
+    /// call this when the connection ends.
+    pub fn close(&self) {
+        self.set_client_requests(false);
+        self.inner.pending.close_all();
+    }
+
+    /// The resource URIs the client subscribed to (`resources/subscribe`).
+    pub fn subscriptions(&self) -> Vec<String> {
+        self.subs().iter().cloned().collect()
+    }
+
+    pub(crate) fn subscribe(&self, uri: &str) {
+        self.subs().insert(uri.to_owned());
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.subs().remove(uri);
+    }
+
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subs().contains(uri)
+    }
+
+    fn subs(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.inner
+            .subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Hands a server-originated message to the notifier (if any).

@@ -8,8 +8,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod content;
+mod notifications;
+mod prompts;
+mod resources;
 
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
+pub use notifications::{LoggingMessage, ProgressNotification};
+pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};
+pub use resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceTemplate,
+};
 
 /// The MCP protocol revisions this crate speaks, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
@@ -17,6 +26,18 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
 
 /// The newest protocol revision this crate speaks.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The stateless protocol revision (no `initialize`; `server/discover`, and
+/// every request carries its protocol version, client info and capabilities
+/// in `_meta`). The client speaks it when a server offers it.
+pub const STATELESS_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// `_meta` key of a stateless request's protocol version.
+pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key of a stateless request's client info.
+pub const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key of a stateless request's client capabilities.
+pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// A name and version: `serverInfo` or `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -143,6 +164,10 @@ pub struct CallToolResult {
     /// `_meta`.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
+    /// Other fields a peer sent, kept as they were (boxed: most results
+    /// have none, and the type stays small).
+    #[serde(flatten)]
+    pub extra: Box<Map<String, Value>>,
 }
 
 impl CallToolResult {
@@ -189,6 +214,9 @@ impl CallToolResult {
         if let Some(meta) = self.meta {
             map.insert("_meta".into(), Value::Object(meta));
         }
+        for (k, v) in *self.extra {
+            map.entry(k).or_insert(v);
+        }
         Value::Object(map)
     }
 
@@ -214,6 +242,9 @@ pub struct ListToolsResult {
     /// Where the next page starts, if there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
+    /// Other fields (`_meta`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// The result of `initialize`.
@@ -235,6 +266,28 @@ pub struct InitializeResult {
     pub extra: Map<String, Value>,
 }
 
+/// The result of `server/discover` (protocol revision 2026-07-28).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DiscoverResult {
+    /// The revisions the server speaks.
+    #[serde(default)]
+    pub supported_versions: Vec<String>,
+    /// What the server offers.
+    #[serde(default)]
+    pub capabilities: Map<String, Value>,
+    /// The server's name and version, when it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Implementation>,
+    /// How to use this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Other fields (`resultType`, `_meta`, …).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +300,13 @@ mod tests {
         assert_eq!(v["isError"], true);
         assert_eq!(v["structuredContent"]["a"], 1);
         assert!(v.get("is_error").is_none());
+    }
+
+    #[test]
+    fn call_result_keeps_unknown_fields() {
+        let v = json!({"content":[],"isError":false,"task":{"id":"t"}});
+        let r: CallToolResult = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(r.extra["task"]["id"], "t");
+        assert_eq!(r.into_value(), v);
     }
 }

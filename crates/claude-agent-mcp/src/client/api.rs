@@ -1,0 +1,235 @@
+//! The typed MCP methods of [`Client`].
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, PoisonError};
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+use super::options::RequestOptions;
+use super::transport::SendOptions;
+use super::{Client, ClientError, headers};
+use crate::types::{
+    CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
+    ToolInfo,
+};
+
+/// Pages followed at most by the `list_*` methods (a guard against a
+/// server whose cursors never end).
+pub const MAX_PAGES: usize = 10_000;
+
+fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
+    serde_json::from_value(value)
+        .map_err(|e| ClientError::InvalidResponse(format!("{method}: unusable result: {e}")))
+}
+
+fn cursor_params(cursor: Option<&str>) -> Option<Value> {
+    cursor.map(|c| json!({"cursor": c}))
+}
+
+impl Client {
+    /// `ping`: checks that the server answers.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        self.send_request("ping", None).await.map(drop)
+    }
+
+    /// One page of `tools/list`.
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListToolsResult, ClientError> {
+        let result = self
+            .send_request("tools/list", cursor_params(cursor))
+            .await?;
+        decode("tools/list", result)
+    }
+
+    /// Every tool, following `nextCursor` to the end.
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, ClientError> {
+        let tools = self
+            .collect_pages("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
+            .await?;
+        // A fresh listing also refreshes the header annotations.
+        if self.inner.transport.mirrors_header_params() {
+            self.cache_header_maps(&tools);
+        }
+        Ok(tools)
+    }
+
+    /// `tools/call`: calls a tool with JSON arguments (an object).
+    ///
+    /// A tool failure is a result with `is_error` set; an `Err` is a
+    /// protocol failure (unknown tool, bad params) or a transport one.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with(name, arguments, RequestOptions::new())
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool) with options (timeout, progress token, …).
+    ///
+    /// Over HTTP, arguments whose input-schema property carries
+    /// `x-mcp-header` are mirrored into `Mcp-Param-<Name>` headers (the tool
+    /// list is fetched once and cached for that); a value with control
+    /// characters is refused before anything is sent.
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        mut options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        if self.inner.transport.mirrors_header_params() {
+            let params = self.header_params(name, &arguments).await?;
+            let mut send = SendOptions::new();
+            for (k, v) in params {
+                send = send.header_param(k, v);
+            }
+            send.header_params.append(&mut options.send.header_params);
+            options.send = send;
+        }
+        let params = json!({"name": name, "arguments": arguments});
+        let result = self
+            .send_request_with("tools/call", Some(params), options)
+            .await?;
+        decode("tools/call", result)
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourcesResult, ClientError> {
+        let result = self
+            .send_request("resources/list", cursor_params(cursor))
+            .await?;
+        decode("resources/list", result)
+    }
+
+    /// Every resource, following `nextCursor` to the end.
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.collect_pages("resources/list", |p: ListResourcesResult| {
+            (p.resources, p.next_cursor)
+        })
+        .await
+    }
+
+    /// Every resource template, following `nextCursor` to the end.
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.collect_pages(
+            "resources/templates/list",
+            |p: ListResourceTemplatesResult| (p.resource_templates, p.next_cursor),
+        )
+        .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        let result = self
+            .send_request("resources/read", Some(json!({"uri": uri})))
+            .await?;
+        decode("resources/read", result)
+    }
+
+    /// Every prompt, following `nextCursor` to the end.
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.collect_pages("prompts/list", |p: ListPromptsResult| {
+            (p.prompts, p.next_cursor)
+        })
+        .await
+    }
+
+    /// `prompts/get` with string arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> Result<GetPromptResult, ClientError> {
+        let mut params = json!({"name": name});
+        if let Some(arguments) = arguments {
+            params["arguments"] = Value::Object(arguments);
+        }
+        let result = self.send_request("prompts/get", Some(params)).await?;
+        decode("prompts/get", result)
+    }
+
+    /// `logging/setLevel`: the lowest level of `notifications/message` wanted.
+    pub async fn set_log_level(&self, level: crate::LogLevel) -> Result<(), ClientError> {
+        self.send_request("logging/setLevel", Some(json!({"level": level.as_str()})))
+            .await
+            .map(drop)
+    }
+
+    async fn collect_pages<P, T>(
+        &self,
+        method: &str,
+        split: impl Fn(P) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, ClientError>
+    where
+        P: DeserializeOwned,
+    {
+        let mut all = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let result = self
+                .send_request(method, cursor_params(cursor.as_deref()))
+                .await?;
+            let (items, next) = split(decode(method, result)?);
+            all.extend(items);
+            match next {
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(ClientError::InvalidResponse(format!(
+                        "{method}: the server repeated the cursor {next:?}"
+                    )));
+                }
+                Some(next) => cursor = Some(next),
+                None => return Ok(all),
+            }
+        }
+        Err(ClientError::InvalidResponse(format!(
+            "{method}: more than {MAX_PAGES} pages"
+        )))
+    }
+
+    fn cache_header_maps(&self, tools: &[ToolInfo]) {
+        let maps = Arc::new(headers::tool_header_maps(tools));
+        *self
+            .inner
+            .header_maps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(maps);
+    }
+
+    async fn header_params(
+        &self,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Vec<(String, String)>, ClientError> {
+        let cached = self
+            .inner
+            .header_maps
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let maps: Arc<HashMap<String, headers::HeaderMap>> = match cached {
+            Some(maps) => maps,
+            None => {
+                self.list_tools().await?;
+                self.inner
+                    .header_maps
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone()
+                    .unwrap_or_default()
+            }
+        };
+        match maps.get(tool) {
+            Some(map) => headers::header_params(map, arguments),
+            None => Ok(Vec::new()),
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The machinery under [`Client`](super::Client): ids, the table of
+//! requests waiting for their response, incoming dispatch, and
+//! cancellation of abandoned requests.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::time::Duration;
+
+use futures::channel::mpsc;
+use serde_json::{Map, Value, json};
+use tokio::sync::oneshot;
+
+use super::error::response_outcome;
+use super::headers::HeaderMap;
+use super::options::{ClientOptions, RequestOptions};
+use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
+use super::{ClientError, ServerNotification, ServerState};
+use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
+
+type Reply = Result<Value, ClientError>;
+
+pub(crate) struct Inner {
+    pub(crate) transport: Arc<dyn Transport>,
+    pub(crate) options: ClientOptions,
+    pub(crate) capabilities: Value,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>, BuildHasherDefault<IdHasher>>>,
+    next_id: AtomicU64,
+    closed: AtomicBool,
+    pub(crate) server: OnceLock<ServerState>,
+    /// `_meta` every request carries at the stateless revision.
+    stateless_meta: OnceLock<Map<String, Value>>,
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<ServerNotification>>>,
+    /// Server requests being answered, by their id's JSON text.
+    answering: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
+    pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, HeaderMap>>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Inner {
+    /// Builds the client state and starts the transport's delivery into it.
+    pub(crate) fn start(
+        transport: Arc<dyn Transport>,
+        options: ClientOptions,
+    ) -> Result<Arc<Self>, ClientError> {
+        let inner = Arc::new(Self {
+            capabilities: options.capabilities(),
+            transport,
+            options,
+            pending: Mutex::new(HashMap::default()),
+            next_id: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            server: OnceLock::new(),
+            stateless_meta: OnceLock::new(),
+            subscribers: Mutex::new(Vec::new()),
+            answering: Mutex::new(HashMap::new()),
+            header_maps: Mutex::new(None),
+        });
+        let weak = Arc::downgrade(&inner);
+        inner.transport.start(Inbox::new(move |event| {
+            if let Some(inner) = weak.upgrade() {
+                inner.on_event(event);
+            }
+        }))?;
+        Ok(inner)
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// From now on every request carries the stateless `_meta`.
+    pub(crate) fn set_stateless(&self, version: &str) {
+        let mut meta = Map::new();
+        meta.insert(PROTOCOL_VERSION_META.into(), version.into());
+        meta.insert(
+            CLIENT_INFO_META.into(),
+            serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null),
+        );
+        meta.insert(CLIENT_CAPABILITIES_META.into(), self.capabilities.clone());
+        let _ = self.stateless_meta.set(meta);
+    }
+
+    /// The stateless `_meta` for `version` (used by the discover probe).
+    pub(crate) fn stateless_meta_for(&self, version: &str) -> Value {
+        json!({
+            PROTOCOL_VERSION_META: version,
+            CLIENT_INFO_META: self.options.client_info,
+            CLIENT_CAPABILITIES_META: self.capabilities,
+        })
+    }
+
+    /// Sends a request and waits for its outcome.
+    ///
+    /// If this future is dropped before the response (or times out), the
+    /// server is sent `notifications/cancelled` for it.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
+        if self.is_closed() {
+            return Err(ClientError::Closed("the client is closed".into()));
+        }
+        let params = self.with_meta(params, options.meta);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        lock(&self.pending).insert(id, tx);
+        let mut guard = Abandon {
+            inner: self,
+            id,
+            sent: false,
+            reason: "the request was abandoned",
+        };
+        let message = jsonrpc::request(&RequestId::from(id), method, params);
+        let timeout = options.timeout.unwrap_or(self.options.request_timeout);
+        let send = options.send;
+        let sent = &mut guard.sent;
+        let exchange = async move {
+            *sent = true;
+            self.transport.send(message, send).await?;
+            rx.await
+                .unwrap_or_else(|_| Err(ClientError::Closed("the transport closed".into())))
+        };
+        let outcome = tokio::time::timeout(timeout, exchange).await;
+        match outcome {
+            Ok(outcome) => {
+                // Answered, or failed on this side: nothing to cancel.
+                if outcome.is_err() {
+                    lock(&self.pending).remove(&id);
+                }
+                guard.sent = false;
+                outcome
+            }
+            Err(_) => {
+                guard.reason = "timeout";
+                Err(ClientError::Timeout(format!(
+                    "request {method} timed out after {}",
+                    fmt_duration(timeout)
+                )))
+            }
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), ClientError> {
+        if self.is_closed() {
+            return Err(ClientError::Closed("the client is closed".into()));
+        }
+        let message = jsonrpc::notification(method, params);
+        self.transport.send(message, SendOptions::default()).await
+    }
+
+    fn with_meta(&self, params: Option<Value>, meta: Option<Map<String, Value>>) -> Option<Value> {
+        let stateless = self.stateless_meta.get();
+        if meta.is_none() && stateless.is_none() {
+            return params;
+        }
+        let mut params = match params {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map,
+            // Not an object: leave it for the server to judge.
+            Some(other) => return Some(other),
+        };
+        let slot = params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(slot) = slot {
+            for (k, v) in stateless.into_iter().flatten() {
+                slot.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            for (k, v) in meta.into_iter().flatten() {
+                slot.insert(k, v);
+            }
+        }
+        Some(Value::Object(params))
+    }
+
+    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<ServerNotification> {
+        let (tx, rx) = mpsc::unbounded();
+        if self.is_closed() {
+            tx.close_channel();
+        } else {
+            lock(&self.subscribers).push(tx);
+        }
+        rx
+    }
+
+    /// Marks the client closed: waiting requests fail, streams end.
+    pub(crate) fn shut(&self, reason: &str) {
+        self.closed.store(true, Ordering::Release);
+        let pending: Vec<_> = lock(&self.pending).drain().collect();
+        for (_, tx) in pending {
+            let _ = tx.send(Err(ClientError::Closed(reason.to_owned())));
+        }
+        lock(&self.subscribers).clear();
+        for (_, task) in lock(&self.answering).drain() {
+            task.abort();
+        }
+    }
+
+    fn on_event(self: &Arc<Self>, event: TransportEvent) {
+        match event {
+            TransportEvent::Closed(reason) => {
+                tracing::debug!(%reason, "MCP transport closed");
+                self.shut(&reason);
+            }
+            TransportEvent::Failed { id, error } => {
+                if let Some(tx) = request_key(&id).and_then(|k| lock(&self.pending).remove(&k)) {
+                    let _ = tx.send(Err(error));
+                }
+            }
+            TransportEvent::Message(Value::Object(map)) => self.on_message(map),
+            TransportEvent::Message(Value::Array(batch)) => {
+                for message in batch {
+                    self.on_event(TransportEvent::Message(message));
+                }
+            }
+            TransportEvent::Message(other) => {
+                tracing::warn!(message = %other, "MCP client: ignoring a message that is not an object");
+            }
+        }
+    }
+
+    fn on_message(self: &Arc<Self>, mut map: Map<String, Value>) {
+        let id = map.get("id").filter(|id| !id.is_null()).cloned();
+        let method = match map.remove("method") {
+            Some(Value::String(method)) => method,
+            Some(other) => {
+                tracing::warn!(method = %other, "MCP client: ignoring a message whose method is no string");
+                return;
+            }
+            None => {
+                let key = id.as_ref().and_then(request_key);
+                let waiting = key.and_then(|k| lock(&self.pending).remove(&k));
+                match waiting {
+                    Some(tx) => {
+                        let _ = tx.send(response_outcome(map));
+                    }
+                    None => tracing::debug!(?id, "MCP client: response to no waiting request"),
+                }
+                return;
+            }
+        };
+        let params = map.remove("params");
+        match id {
+            Some(id) => self.answer(id, method, params),
+            None => self.on_notification(&method, params),
+        }
+    }
+
+    fn on_notification(&self, method: &str, params: Option<Value>) {
+        if method == "notifications/cancelled"
+            && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
+            && let Some(task) = lock(&self.answering).remove(&id.to_string())
+        {
+            task.abort();
+        }
+        let note = ServerNotification::parse(method, params);
+        if matches!(note, ServerNotification::ToolListChanged) {
+            *lock(&self.header_maps) = None;
+        }
+        if let Some(f) = &self.options.on_notification {
+            f(note.clone());
+        }
+        let mut subscribers = lock(&self.subscribers);
+        subscribers.retain(|tx| tx.unbounded_send(note.clone()).is_ok());
+    }
+
+    /// Answers a server→client request in its own task.
+    fn answer(self: &Arc<Self>, id: Value, method: String, params: Option<Value>) {
+        let handler = match method.as_str() {
+            "sampling/createMessage" => self.options.sampling.clone(),
+            "elicitation/create" => self.options.elicitation.clone(),
+            "roots/list" => self.options.roots.clone(),
+            _ => None,
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(%method, "MCP client: no Tokio runtime to answer a server request");
+            return;
+        };
+        let key = id.to_string();
+        let weak: Weak<Self> = Arc::downgrade(self);
+        let task_key = key.clone();
+        let task = runtime.spawn(async move {
+            let outcome = match (method.as_str(), handler) {
+                ("ping", _) => Ok(json!({})),
+                (_, Some(handler)) => handler(params.unwrap_or_else(|| json!({}))).await,
+                (method, None) => Err(ErrorObject::method_not_found(method)),
+            };
+            let reply = match outcome {
+                Ok(result) => jsonrpc::response(&id, result),
+                Err(error) => jsonrpc::error_response(&id, error),
+            };
+            let Some(inner) = weak.upgrade() else { return };
+            lock(&inner.answering).remove(&task_key);
+            if let Err(e) = inner.transport.send(reply, SendOptions::default()).await {
+                tracing::warn!(error = %e, "MCP client: could not answer a server request");
+            }
+        });
+        if !task.is_finished() {
+            lock(&self.answering).insert(key, task.abort_handle());
+        }
+    }
+}
+
+/// Cleans up a request whose future ended without its response: forgets
+/// it and, if it reached the transport, tells the server to stop.
+struct Abandon<'a> {
+    inner: &'a Arc<Inner>,
+    id: u64,
+    sent: bool,
+    reason: &'static str,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if !self.sent {
+            return;
+        }
+        let was_waiting = lock(&self.inner.pending).remove(&self.id).is_some();
+        if !was_waiting || self.inner.is_closed() {
+            return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let inner = Arc::clone(self.inner);
+        let params = json!({"requestId": self.id, "reason": self.reason});
+        runtime.spawn(async move {
+            if let Err(e) = inner.notify("notifications/cancelled", Some(params)).await {
+                tracing::debug!(error = %e, "MCP client: could not send notifications/cancelled");
+            }
+        });
+    }
+}
+
+/// Request ids are sequential numbers: they hash as themselves.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// Our ids are numbers; a peer may echo one as a string.
+fn request_key(id: &Value) -> Option<u64> {
+    match id {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}

@@ -1,0 +1,300 @@
+//! The Streamable HTTP transport (feature `http`).
+//!
+//! Every message is POSTed to the endpoint with
+//! `Accept: application/json, text/event-stream`; the answer is a JSON body,
+//! an SSE stream (responses interleaved with the server's notifications and
+//! requests), or `202 Accepted` for notifications and responses. The
+//! `Mcp-Session-Id` the server assigns is kept, sent with every message, and
+//! the session DELETEd on close; `MCP-Protocol-Version` goes with every
+//! message after the handshake. At the 2026-07-28 revision requests also
+//! carry `Mcp-Method` and `Mcp-Name` (the tool or prompt name, the resource
+//! URI) and the `Mcp-Param-<Name>` headers the client mirrors from tool
+//! arguments annotated with `x-mcp-header`. A stream that ends before the
+//! response is resumed with GET and `Last-Event-ID` after the server's
+//! `retry:` delay.
+
+mod sse;
+mod stream;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+
+use super::ClientError;
+use super::headers::encode_header_value;
+use super::transport::{Inbox, SendOptions, Transport};
+use crate::types::PROTOCOL_VERSION_META;
+pub use sse::{SseEvent, SseParser};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+
+/// How to reach a Streamable HTTP server.
+///
+/// ```
+/// use std::time::Duration;
+/// use claude_agent_mcp::client::HttpOptions;
+///
+/// let options = HttpOptions::new("http://127.0.0.1:3001/mcp")
+///     .bearer_token("secret")
+///     .header("X-Tenant", "acme")
+///     .connect_timeout(Duration::from_secs(5))
+///     .get_stream(true);
+/// # drop(options);
+/// ```
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    url: String,
+    headers: Vec<(String, String)>,
+    connect_timeout: Duration,
+    request_timeout: Option<Duration>,
+    get_stream: bool,
+    max_reconnects: u32,
+}
+
+impl HttpOptions {
+    /// The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: Vec::new(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: None,
+            get_stream: false,
+            max_reconnects: 5,
+        }
+    }
+
+    /// A header sent with every HTTP request.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `Authorization: Bearer <token>`.
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.header("Authorization", value)
+    }
+
+    /// How long connecting may take (default 10 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long the server may take to start answering one POST (status
+    /// and headers); streams then run as long as the request's own timeout
+    /// allows. Default: none besides the request's.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
+    /// Opens a GET SSE stream for notifications the server sends outside
+    /// any request (after the handshake; a server may refuse with 405).
+    pub fn get_stream(mut self, open: bool) -> Self {
+        self.get_stream = open;
+        self
+    }
+
+    /// How many times a stream cut before its response is resumed (default 5).
+    pub fn max_reconnects(mut self, n: u32) -> Self {
+        self.max_reconnects = n;
+        self
+    }
+}
+
+/// A Streamable HTTP connection to one MCP endpoint; see the [module docs](self).
+pub struct HttpTransport {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) http: reqwest::Client,
+    pub(crate) options: HttpOptions,
+    pub(crate) base_headers: HeaderMap,
+    pub(crate) session_id: Mutex<Option<String>>,
+    pub(crate) protocol_version: Mutex<Option<String>>,
+    pub(crate) inbox: OnceLock<Inbox>,
+    pub(crate) closed: AtomicBool,
+    get_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), ClientError> {
+    let n = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|e| ClientError::Refused(format!("invalid header name {name:?}: {e}")))?;
+    let v = HeaderValue::from_str(value)
+        .map_err(|e| ClientError::Refused(format!("invalid value for header {name}: {e}")))?;
+    Ok((n, v))
+}
+
+impl HttpTransport {
+    /// A transport to `options`' endpoint (nothing is sent yet).
+    pub fn new(options: HttpOptions) -> Result<Self, ClientError> {
+        let mut base_headers = HeaderMap::new();
+        for (k, v) in &options.headers {
+            let (n, v) = header(k, v)?;
+            base_headers.append(n, v);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .build()
+            .map_err(|e| ClientError::transport(format!("could not build the HTTP client: {e}")))?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                http,
+                options,
+                base_headers,
+                session_id: Mutex::new(None),
+                protocol_version: Mutex::new(None),
+                inbox: OnceLock::new(),
+                closed: AtomicBool::new(false),
+                get_task: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The session id the server assigned, if any.
+    pub fn session_id(&self) -> Option<String> {
+        lock(&self.shared.session_id).clone()
+    }
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", &self.shared.options.url)
+            .field("session_id", &self.session_id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The headers of one POST, built (and checked) before anything is sent.
+fn post_headers(
+    shared: &Shared,
+    message: &Value,
+    options: &SendOptions,
+) -> Result<HeaderMap, ClientError> {
+    let mut h = shared.base_headers.clone();
+    h.insert(
+        ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(id) = lock(&shared.session_id).as_deref() {
+        let (n, v) = header(SESSION_HEADER, id)?;
+        h.insert(n, v);
+    }
+    let meta_version = message
+        .pointer("/params/_meta")
+        .and_then(|m| m.get(PROTOCOL_VERSION_META))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(version) = meta_version.or_else(|| lock(&shared.protocol_version).clone()) {
+        let (n, v) = header(PROTOCOL_HEADER, &version)?;
+        h.insert(n, v);
+    }
+    if let Some(method) = message.get("method").and_then(Value::as_str) {
+        let (n, v) = header("mcp-method", &encode_header_value("Method", method)?)?;
+        h.insert(n, v);
+        let key = match method {
+            "tools/call" | "prompts/get" => Some("name"),
+            "resources/read" => Some("uri"),
+            _ => None,
+        };
+        if let Some(name) = key.and_then(|k| message.get("params")?.get(k)?.as_str()) {
+            let (n, v) = header("mcp-name", &encode_header_value("Name", name)?)?;
+            h.insert(n, v);
+        }
+    }
+    for (name, value) in &options.header_params {
+        let (n, v) = header(
+            &format!("Mcp-Param-{name}"),
+            &encode_header_value(name, value)?,
+        )?;
+        h.insert(n, v);
+    }
+    Ok(h)
+}
+
+impl Transport for HttpTransport {
+    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
+        self.shared
+            .inbox
+            .set(inbox)
+            .map_err(|_| ClientError::transport("the HTTP transport was already started"))
+    }
+
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(ClientError::Closed("the HTTP transport is closed".into()));
+            }
+            let headers = post_headers(&self.shared, &message, &options)?;
+            stream::post(&self.shared, message, headers).await
+        })
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if self.shared.closed.swap(true, Ordering::AcqRel) {
+                return Ok(());
+            }
+            if let Some(task) = lock(&self.shared.get_task).take() {
+                task.abort();
+            }
+            let session = lock(&self.shared.session_id).take();
+            if let Some(session) = session {
+                let mut h = self.shared.base_headers.clone();
+                let (n, v) = header(SESSION_HEADER, &session)?;
+                h.insert(n, v);
+                if let Some(version) = lock(&self.shared.protocol_version).clone() {
+                    let (n, v) = header(PROTOCOL_HEADER, &version)?;
+                    h.insert(n, v);
+                }
+                let delete = self.shared.http.delete(&self.shared.options.url).headers(h);
+                match tokio::time::timeout(Duration::from_secs(5), delete.send()).await {
+                    Ok(Ok(r)) => tracing::debug!(status = %r.status(), "MCP HTTP: session deleted"),
+                    Ok(Err(e)) => tracing::debug!(error = %e, "MCP HTTP: DELETE failed"),
+                    Err(_) => tracing::debug!("MCP HTTP: DELETE timed out"),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn is_alive(&self) -> bool {
+        !self.shared.closed.load(Ordering::Acquire)
+    }
+
+    fn mirrors_header_params(&self) -> bool {
+        true
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        *lock(&self.shared.protocol_version) = Some(version.to_owned());
+        if self.shared.options.get_stream && lock(&self.shared.get_task).is_none() {
+            let shared = Arc::clone(&self.shared);
+            let task = tokio::spawn(async move { stream::get_stream(&shared).await });
+            *lock(&self.shared.get_task) = Some(task);
+        }
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some(task) = lock(&self.shared.get_task).take() {
+            task.abort();
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! One POST and what comes back: a JSON body or an SSE stream, resumed with
+//! GET + `Last-Event-ID` when it is cut before the response.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use futures::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use serde_json::Value;
+
+use super::sse::{SseEvent, SseParser};
+use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock};
+use crate::client::ClientError;
+
+/// The default wait before resuming a stream when the server gave no `retry:`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+fn url(shared: &Shared) -> &str {
+    &shared.options.url
+}
+
+fn deliver(shared: &Shared, message: Value) {
+    if let Some(inbox) = shared.inbox.get() {
+        inbox.deliver(message);
+    }
+}
+
+/// POSTs one message and delivers everything the answer carries.
+pub(crate) async fn post(
+    shared: &Shared,
+    message: Value,
+    headers: HeaderMap,
+) -> Result<(), ClientError> {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let request_id = match &method {
+        Some(_) => message.get("id").filter(|id| !id.is_null()).cloned(),
+        None => None,
+    };
+    let body = serde_json::to_vec(&message)
+        .map_err(|e| ClientError::transport(format!("could not serialize a message: {e}")))?;
+    let send = shared
+        .http
+        .post(url(shared))
+        .headers(headers)
+        .body(body)
+        .send();
+    let response = match shared.options.request_timeout {
+        Some(t) => tokio::time::timeout(t, send).await.map_err(|_| {
+            ClientError::Timeout(format!("HTTP POST {}: no answer within {t:?}", url(shared)))
+        })?,
+        None => send.await,
+    }
+    .map_err(|e| ClientError::Transport(format!("HTTP POST {}: {e}", url(shared))))?;
+
+    if let Some(session) = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        let mut slot = lock(&shared.session_id);
+        if slot.is_none() || method.as_deref() == Some("initialize") {
+            *slot = Some(session.to_owned());
+        }
+    }
+    let status = response.status();
+    if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+        return Ok(());
+    }
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if !status.is_success() {
+        let text = response.text().await.unwrap_or_default();
+        return error_status(shared, status, &text, request_id);
+    }
+    if content_type.starts_with("text/event-stream") {
+        return read_sse(shared, response, request_id).await;
+    }
+    let bytes = response.bytes().await.map_err(|e| {
+        ClientError::Transport(format!("HTTP POST {}: reading the body: {e}", url(shared)))
+    })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return match request_id {
+            Some(_) => Err(ClientError::InvalidResponse(format!(
+                "HTTP POST {}: an empty {status} answer to a request",
+                url(shared)
+            ))),
+            None => Ok(()),
+        };
+    }
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        ClientError::InvalidResponse(format!(
+            "HTTP POST {}: the body is not JSON ({e})",
+            url(shared)
+        ))
+    })?;
+    deliver(shared, value);
+    Ok(())
+}
+
+/// A 4xx/5xx: a JSON-RPC error body answers the request; anything else
+/// fails it as a transport error.
+fn error_status(
+    shared: &Shared,
+    status: StatusCode,
+    text: &str,
+    request_id: Option<Value>,
+) -> Result<(), ClientError> {
+    if status == StatusCode::NOT_FOUND && lock(&shared.session_id).take().is_some() {
+        return Err(ClientError::Closed(format!(
+            "HTTP 404 from {}: the MCP session has expired",
+            url(shared)
+        )));
+    }
+    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
+        && map.get("error").is_some_and(|e| !e.is_null())
+        && let Some(id) = request_id
+    {
+        // Servers answer some refusals with a null id; it is ours.
+        if map.get("id").is_none_or(Value::is_null) {
+            map.insert("id".into(), id);
+        }
+        deliver(shared, Value::Object(map));
+        return Ok(());
+    }
+    let snippet: String = text.chars().take(300).collect();
+    Err(ClientError::Transport(format!(
+        "HTTP {status} from {}: {snippet}",
+        url(shared)
+    )))
+}
+
+/// Delivers one event; says whether it was the response to `request_id`.
+fn on_event(shared: &Shared, event: &SseEvent, request_id: Option<&Value>) -> bool {
+    if event.data.trim().is_empty() {
+        return false;
+    }
+    match serde_json::from_str::<Value>(&event.data) {
+        Ok(message) => {
+            let answers = request_id
+                .is_some_and(|id| message.get("method").is_none() && message.get("id") == Some(id));
+            deliver(shared, message);
+            answers
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "MCP HTTP: skipping an SSE event that is not JSON");
+            false
+        }
+    }
+}
+
+async fn read_sse(
+    shared: &Shared,
+    mut response: reqwest::Response,
+    request_id: Option<Value>,
+) -> Result<(), ClientError> {
+    let mut parser = SseParser::new();
+    let mut answered = request_id.is_none();
+    let mut attempts = 0;
+    loop {
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            match chunk {
+                Ok(bytes) => {
+                    for event in parser.feed(&bytes) {
+                        answered |= on_event(shared, &event, request_id.as_ref());
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "MCP HTTP: the SSE stream broke");
+                    break;
+                }
+            }
+        }
+        parser.finish();
+        if answered {
+            return Ok(());
+        }
+        if shared.closed.load(Ordering::Acquire) {
+            return Err(ClientError::Closed("the HTTP transport is closed".into()));
+        }
+        let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
+            return Err(ClientError::Transport(format!(
+                "HTTP POST {}: the SSE stream ended before the response, with no event id to resume from",
+                url(shared)
+            )));
+        };
+        attempts += 1;
+        if attempts > shared.options.max_reconnects {
+            return Err(ClientError::Transport(format!(
+                "HTTP {}: the SSE stream was cut {attempts} times before the response",
+                url(shared)
+            )));
+        }
+        let wait = parser
+            .retry_ms()
+            .map_or(DEFAULT_RETRY, Duration::from_millis);
+        tokio::time::sleep(wait).await;
+        response = open_get(shared, Some(&last_id)).await?.ok_or_else(|| {
+            ClientError::Transport(format!(
+                "HTTP GET {}: the server does not offer a stream to resume",
+                url(shared)
+            ))
+        })?;
+    }
+}
+
+/// Opens a GET SSE stream; `None` when the server offers none (405).
+async fn open_get(
+    shared: &Shared,
+    last_event_id: Option<&str>,
+) -> Result<Option<reqwest::Response>, ClientError> {
+    let mut h = shared.base_headers.clone();
+    h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+    if let Some(session) = lock(&shared.session_id).clone() {
+        let (n, v) = header(SESSION_HEADER, &session)?;
+        h.insert(n, v);
+    }
+    if let Some(version) = lock(&shared.protocol_version).clone() {
+        let (n, v) = header(PROTOCOL_HEADER, &version)?;
+        h.insert(n, v);
+    }
+    if let Some(id) = last_event_id {
+        let (n, v) = header("last-event-id", id)?;
+        h.insert(n, v);
+    }
+    let response = shared
+        .http
+        .get(url(shared))
+        .headers(h)
+        .send()
+        .await
+        .map_err(|e| ClientError::Transport(format!("HTTP GET {}: {e}", url(shared))))?;
+    let status = response.status();
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        return Err(ClientError::Transport(format!(
+            "HTTP GET {}: {status}",
+            url(shared)
+        )));
+    }
+    Ok(Some(response))
+}
+
+/// The standalone GET stream: notifications and requests outside any
+/// request, resumed after a cut, until the transport closes.
+pub(crate) async fn get_stream(shared: &Shared) {
+    let mut parser = SseParser::new();
+    let mut failures = 0;
+    while !shared.closed.load(Ordering::Acquire) && failures <= shared.options.max_reconnects {
+        let response = match open_get(shared, parser.last_event_id()).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::debug!(error = %e, "MCP HTTP: no GET stream");
+                failures += 1;
+                tokio::time::sleep(
+                    parser
+                        .retry_ms()
+                        .map_or(DEFAULT_RETRY, Duration::from_millis),
+                )
+                .await;
+                continue;
+            }
+        };
+        failures = 0;
+        let mut body = response.bytes_stream();
+        while let Some(Ok(bytes)) = body.next().await {
+            for event in parser.feed(&bytes) {
+                on_event(shared, &event, None);
+            }
+        }
+        parser.finish();
+        failures += 1;
+        tokio::time::sleep(
+            parser
+                .retry_ms()
+                .map_or(DEFAULT_RETRY, Duration::from_millis),
+        )
+        .await;
+    }
+}

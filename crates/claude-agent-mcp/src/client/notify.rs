@@ -1,0 +1,145 @@
+//! Notifications from the server, typed, and a stream of them.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::Stream;
+use futures::channel::mpsc;
+use serde_json::Value;
+
+use crate::types::{LoggingMessage, ProgressNotification};
+
+/// A notification the server sent.
+///
+/// Unknown methods, and known ones whose params do not decode, are kept as
+/// [`ServerNotification::Other`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerNotification {
+    /// `notifications/progress`
+    Progress(ProgressNotification),
+    /// `notifications/message`: a log record.
+    Log(LoggingMessage),
+    /// `notifications/tools/list_changed`
+    ToolListChanged,
+    /// `notifications/resources/list_changed`
+    ResourceListChanged,
+    /// `notifications/prompts/list_changed`
+    PromptListChanged,
+    /// `notifications/resources/updated`
+    ResourceUpdated {
+        /// The resource that changed.
+        uri: String,
+    },
+    /// `notifications/cancelled`: the server gave up a request it sent.
+    Cancelled {
+        /// The id of the server's request.
+        request_id: Value,
+        /// Why, if it said.
+        reason: Option<String>,
+    },
+    /// Anything else, as sent.
+    Other {
+        /// The method.
+        method: String,
+        /// The params, if any.
+        params: Option<Value>,
+    },
+}
+
+impl ServerNotification {
+    /// Reads a notification from its method and params.
+    pub fn parse(method: &str, params: Option<Value>) -> Self {
+        let decoded = match method {
+            "notifications/progress" => params
+                .clone()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .map(Self::Progress),
+            "notifications/message" => params
+                .clone()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .map(Self::Log),
+            "notifications/tools/list_changed" => Some(Self::ToolListChanged),
+            "notifications/resources/list_changed" => Some(Self::ResourceListChanged),
+            "notifications/prompts/list_changed" => Some(Self::PromptListChanged),
+            "notifications/resources/updated" => params
+                .as_ref()
+                .and_then(|p| p.get("uri")?.as_str())
+                .map(|uri| Self::ResourceUpdated {
+                    uri: uri.to_owned(),
+                }),
+            "notifications/cancelled" => params.as_ref().and_then(|p| {
+                Some(Self::Cancelled {
+                    request_id: p.get("requestId")?.clone(),
+                    reason: p.get("reason").and_then(Value::as_str).map(str::to_owned),
+                })
+            }),
+            _ => None,
+        };
+        decoded.unwrap_or_else(|| Self::Other {
+            method: method.to_owned(),
+            params,
+        })
+    }
+
+    /// The notification's method name.
+    pub fn method(&self) -> &str {
+        match self {
+            Self::Progress(_) => "notifications/progress",
+            Self::Log(_) => "notifications/message",
+            Self::ToolListChanged => "notifications/tools/list_changed",
+            Self::ResourceListChanged => "notifications/resources/list_changed",
+            Self::PromptListChanged => "notifications/prompts/list_changed",
+            Self::ResourceUpdated { .. } => "notifications/resources/updated",
+            Self::Cancelled { .. } => "notifications/cancelled",
+            Self::Other { method, .. } => method,
+        }
+    }
+}
+
+/// The server's notifications, from the moment it was made
+/// ([`Client::notifications`](super::Client::notifications)); ends when the
+/// client is closed or dropped. Unbounded: read it, or drop it.
+#[derive(Debug)]
+pub struct NotificationStream {
+    pub(crate) rx: mpsc::UnboundedReceiver<ServerNotification>,
+}
+
+impl Stream for NotificationStream {
+    type Item = ServerNotification;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        Pin::new(&mut self.rx).poll_next(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_known_and_keeps_unknown() {
+        let p = ServerNotification::parse(
+            "notifications/progress",
+            Some(json!({"progressToken":"t","progress":1,"total":3})),
+        );
+        let ServerNotification::Progress(p) = p else {
+            panic!("{p:?}")
+        };
+        assert_eq!((p.progress, p.total), (1.0, Some(3.0)));
+        let l = ServerNotification::parse(
+            "notifications/message",
+            Some(json!({"level":"info","data":{"a":1}})),
+        );
+        assert!(matches!(l, ServerNotification::Log(ref m) if m.level == "info"));
+        assert_eq!(
+            ServerNotification::parse("notifications/tools/list_changed", None),
+            ServerNotification::ToolListChanged
+        );
+        // Undecodable params of a known method are kept, not dropped.
+        let bad = ServerNotification::parse("notifications/progress", Some(json!({"x":1})));
+        assert_eq!(bad.method(), "notifications/progress");
+        assert!(matches!(bad, ServerNotification::Other { .. }));
+    }
+}

@@ -1,0 +1,129 @@
+//! The [`Transport`] trait: how a [`Client`](super::Client) reaches a server.
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::ClientError;
+
+/// Something that arrived from the server side of a transport.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TransportEvent {
+    /// A JSON-RPC message: a response, a notification or a request.
+    Message(Value),
+    /// The response to the request with this id arrived but is unusable
+    /// (over the line cap, say): that request fails with this error.
+    Failed {
+        /// The request's id, as the response carried it.
+        id: Value,
+        /// Why.
+        error: ClientError,
+    },
+    /// The transport ended (the child exited, the stream closed); the reason.
+    /// Requests still waiting fail with [`ClientError::Closed`].
+    Closed(String),
+}
+
+/// Where a transport delivers what arrives: every incoming message, in order.
+///
+/// The client correlates responses with its requests; the transport only
+/// moves messages. Delivery is synchronous and quick (the client never
+/// blocks in it), so a transport may deliver from inside
+/// [`Transport::send`] — the in-process transport delivers the reply
+/// there, with no task switch and no serialization.
+#[derive(Clone)]
+pub struct Inbox {
+    sink: Arc<dyn Fn(TransportEvent) + Send + Sync>,
+}
+
+impl Inbox {
+    /// An inbox that hands every event to `f`.
+    pub fn new(f: impl Fn(TransportEvent) + Send + Sync + 'static) -> Self {
+        Self { sink: Arc::new(f) }
+    }
+
+    /// Delivers one incoming JSON-RPC message.
+    pub fn deliver(&self, message: Value) {
+        (self.sink)(TransportEvent::Message(message));
+    }
+
+    /// Fails the request with this id (its response was unusable).
+    pub fn fail(&self, id: Value, error: ClientError) {
+        (self.sink)(TransportEvent::Failed { id, error });
+    }
+
+    /// Says the transport ended.
+    pub fn closed(&self, reason: impl Into<String>) {
+        (self.sink)(TransportEvent::Closed(reason.into()));
+    }
+}
+
+impl fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Inbox")
+    }
+}
+
+/// Per-message options a transport may use or ignore.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SendOptions {
+    /// `Mcp-Param-<Name>` headers (name without the prefix, value) that
+    /// mirror tool arguments annotated with `x-mcp-header`. Only the HTTP
+    /// transport sends them; the others ignore them.
+    pub header_params: Vec<(String, String)>,
+}
+
+impl SendOptions {
+    /// No options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a mirrored header parameter.
+    pub fn header_param(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.header_params.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A way to reach an MCP server: sends JSON-RPC messages, delivers what
+/// comes back to an [`Inbox`].
+///
+/// Messages are [`serde_json::Value`]s; a transport that needs text
+/// serializes them itself (the in-process one never does). Requests and
+/// responses are correlated by the client, not the transport: `send` only
+/// has to get the message to the server, and everything the server says —
+/// responses, notifications, requests — goes to the inbox.
+///
+/// Implementations: [`InProcessTransport`](super::InProcessTransport),
+/// [`StdioTransport`](super::StdioTransport) and, with the `http` feature,
+/// [`HttpTransport`](super::HttpTransport).
+pub trait Transport: Send + Sync + 'static {
+    /// Called once, before the first `send`, with where incoming messages go.
+    fn start(&self, inbox: Inbox) -> Result<(), ClientError>;
+
+    /// Sends one message (a request, a notification, or a response to a
+    /// server's request). A failure here fails the request it carried.
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>>;
+
+    /// Closes the transport; waiting requests fail with [`ClientError::Closed`].
+    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>>;
+
+    /// Whether the transport can still carry messages.
+    fn is_alive(&self) -> bool;
+
+    /// Whether tool arguments annotated with `x-mcp-header` should be
+    /// mirrored into headers (only HTTP does; the client then fetches and
+    /// caches the tool list to know which arguments).
+    fn mirrors_header_params(&self) -> bool {
+        false
+    }
+
+    /// Told the negotiated protocol version after the handshake (HTTP sends
+    /// it as `MCP-Protocol-Version`).
+    fn set_protocol_version(&self, _version: &str) {}
+}

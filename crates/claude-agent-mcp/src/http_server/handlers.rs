@@ -1,0 +1,325 @@
+//! POST, GET and DELETE on the endpoint.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::Shared;
+use super::config::ResponseMode;
+use super::guard::{self, error};
+use super::hub::{Hub, Rx};
+use super::sessions::HttpSession;
+use crate::jsonrpc::{self, Kind};
+use crate::server::{RequestContext, ResponseStream};
+
+/// JSON-RPC error code for "no such session" (as the reference SDKs use).
+const SESSION_NOT_FOUND: i64 = -32001;
+const SESSION_HEADER: &str = "mcp-session-id";
+
+pub(crate) async fn endpoint(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let config = &shared.config;
+    if let Err(refused) = guard::check_host_and_origin(&headers, config)
+        .and_then(|()| guard::check_bearer(&headers, config))
+    {
+        return refused;
+    }
+    match method {
+        Method::POST => post(&shared, &headers, body).await,
+        Method::GET => get(&shared, &headers),
+        Method::DELETE => delete(&shared, &headers),
+        _ => {
+            let mut r = error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &Value::Null,
+                jsonrpc::INVALID_REQUEST,
+                "Method not allowed",
+            );
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+            r
+        }
+    }
+}
+
+fn session_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
+}
+
+/// The session a non-initialize request names: 400 without one, 404 for an
+/// unknown or ended one.
+fn existing_session(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: &Value,
+) -> Result<Arc<HttpSession>, Response> {
+    let Some(sid) = session_header(headers) else {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            id,
+            jsonrpc::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ));
+    };
+    shared
+        .sessions
+        .get(sid, shared.config.idle_timeout)
+        .ok_or_else(|| {
+            error(
+                StatusCode::NOT_FOUND,
+                id,
+                SESSION_NOT_FOUND,
+                "Session not found",
+            )
+        })
+}
+
+async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> Response {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !content_type
+        .to_ascii_lowercase()
+        .starts_with("application/json")
+    {
+        return error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Unsupported Media Type: Content-Type must be application/json",
+        );
+    }
+    if !guard::accepts(headers, "application/json") && !guard::accepts(headers, "text/event-stream")
+    {
+        return error(
+            StatusCode::NOT_ACCEPTABLE,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Not Acceptable: accept application/json or text/event-stream",
+        );
+    }
+    let message: Value = match serde_json::from_slice(&body) {
+        Ok(m) => m,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                &Value::Null,
+                jsonrpc::PARSE_ERROR,
+                format!("Parse error: {e}"),
+            );
+        }
+    };
+    let kind = jsonrpc::kind(&message);
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    if message.is_array() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Invalid Request: batches are not supported",
+        );
+    }
+    if kind == Kind::Invalid {
+        // Let the server word the complaint (it knows what is wrong).
+        let reply = shared.handler.handle(message, RequestContext::new()).await;
+        return json_reply(StatusCode::BAD_REQUEST, reply.unwrap_or(Value::Null), None);
+    }
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+
+    if method == "initialize" && session_header(headers).is_none() {
+        return initialize(shared, message).await;
+    }
+    if method == "server/discover" && session_header(headers).is_none() {
+        // A 2026-07-28 client's probe: answer at once so it falls back to initialize.
+        let reply = jsonrpc::error_response(&id, jsonrpc::ErrorObject::method_not_found(&method));
+        return json_reply(StatusCode::OK, reply, None);
+    }
+    let http = match existing_session(shared, headers, &id) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = guard::check_protocol_version(headers, &id) {
+        return r;
+    }
+    let ctx = RequestContext::with_session(http.session.clone());
+    if kind != Kind::Request {
+        let _ = shared.handler.handle(message, ctx).await;
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let sse = guard::accepts(headers, "text/event-stream")
+        && method != "initialize"
+        && match shared.config.response_mode {
+            ResponseMode::Json => false,
+            ResponseMode::Sse => true,
+            ResponseMode::Auto => method == "tools/call",
+        };
+    if !sse {
+        let reply = shared
+            .handler
+            .handle(message, ctx)
+            .await
+            .unwrap_or(Value::Null);
+        return json_reply(StatusCode::OK, reply, None);
+    }
+    let (stream, rx) = http.hub.open(http.priming());
+    let stream_ctx = ctx.with_response_stream(Arc::new(PostStream {
+        hub: Arc::clone(&http.hub),
+        stream,
+    }));
+    let keep_alive = shared.config.keep_alive;
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let reply = shared.handler.handle(message, stream_ctx).await;
+        if let Some(reply) = reply {
+            http.hub.send(stream, &reply);
+        }
+        http.hub.finish(stream);
+    });
+    sse_response(rx, Some(keep_alive), None)
+}
+
+async fn initialize(shared: &Arc<Shared>, message: Value) -> Response {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let Some(http) = shared.sessions.create(&shared.config) else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &id,
+            jsonrpc::INTERNAL_ERROR,
+            "Too many sessions; try again later",
+        );
+    };
+    let ctx = RequestContext::with_session(http.session.clone());
+    let reply = shared
+        .handler
+        .handle(message, ctx)
+        .await
+        .unwrap_or(Value::Null);
+    match reply
+        .pointer("/result/protocolVersion")
+        .and_then(Value::as_str)
+    {
+        Some(version) => {
+            let _ = http.protocol.set(version.to_owned());
+            json_reply(StatusCode::OK, reply, Some(&http.id))
+        }
+        None => {
+            shared.sessions.remove(&http.id);
+            json_reply(StatusCode::OK, reply, None)
+        }
+    }
+}
+
+fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Response {
+    if !guard::accepts(headers, "text/event-stream") {
+        return error(
+            StatusCode::NOT_ACCEPTABLE,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Not Acceptable: accept text/event-stream",
+        );
+    }
+    let http = match existing_session(shared, headers, &Value::Null) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
+        return r;
+    }
+    let last = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let rx = match last.and_then(|id| http.hub.resume(id)) {
+        Some(rx) => rx,
+        None => http.hub.open_standalone(http.priming()),
+    };
+    sse_response(rx, Some(shared.config.keep_alive), Some(&http.id))
+}
+
+fn delete(shared: &Arc<Shared>, headers: &HeaderMap) -> Response {
+    let Some(sid) = session_header(headers) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        );
+    };
+    match shared.sessions.remove(sid) {
+        Some(_) => StatusCode::OK.into_response(),
+        None => error(
+            StatusCode::NOT_FOUND,
+            &Value::Null,
+            SESSION_NOT_FOUND,
+            "Session not found",
+        ),
+    }
+}
+
+fn json_reply(status: StatusCode, reply: Value, session: Option<&str>) -> Response {
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        reply.to_string(),
+    )
+        .into_response();
+    if let Some(sid) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        response.headers_mut().insert(SESSION_HEADER, sid);
+    }
+    response
+}
+
+/// An SSE response reading `rx`; with `keep_alive`, a comment line goes out
+/// whenever the stream is quiet that long (so a vanished client is noticed).
+fn sse_response(rx: Rx, keep_alive: Option<Duration>, session: Option<&str>) -> Response {
+    let events = futures::stream::unfold(rx, move |mut rx| async move {
+        let next = match keep_alive {
+            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
+                Ok(next) => next,
+                Err(_) => Some(Bytes::from_static(b": keep-alive\n\n")),
+            },
+            None => rx.recv().await,
+        };
+        next.map(|bytes| (Ok::<Bytes, Infallible>(bytes), rx))
+    });
+    let mut response = Response::new(Body::from_stream(events.boxed()));
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Some(sid) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
+        h.insert(SESSION_HEADER, sid);
+    }
+    response
+}
+
+/// The SSE stream a POSTed request is answered on.
+struct PostStream {
+    hub: Arc<Hub>,
+    stream: u64,
+}
+
+impl ResponseStream for PostStream {
+    fn send(&self, message: Value) {
+        self.hub.send(self.stream, &message);
+    }
+
+    fn close(&self) -> bool {
+        self.hub.close_early(self.stream)
+    }
+}

@@ -1,0 +1,165 @@
+//! Serving any [`Handler`] (such as a [`Server`]) over MCP's Streamable HTTP
+//! transport (revision 2025-11-25). Feature `http-server`, on by default.
+//!
+//! One endpoint (default `/mcp`):
+//!
+//! * **POST** carries one JSON-RPC message. `initialize` creates a session
+//!   and answers with its `Mcp-Session-Id` (128 random bits); every later
+//!   message must carry it (400 without, 404 for an unknown or ended one).
+//!   Requests are answered with `application/json`, or with a
+//!   `text/event-stream` that carries the request's progress and log
+//!   notifications and its requests to the client before the result (by
+//!   default for `tools/call`; see [`ResponseMode`]). Notifications and
+//!   responses get 202 with no body. A `server/discover` probe (revision
+//!   2026-07-28) without a session gets `-32601` at once.
+//! * **GET** opens the session's stream for messages not tied to a request
+//!   (`list_changed`, resource updates, requests to the client); with
+//!   `Last-Event-ID` it resumes a stream instead, replaying what came after.
+//!   Every SSE stream of a 2025-11-25 session starts with a priming event
+//!   (an id and a `retry` delay).
+//! * **DELETE** ends the session (200).
+//!
+//! Secure by default: `Host` and `Origin` must name the local machine
+//! (403 otherwise; DNS-rebinding protection), an optional bearer token
+//! (401 with `WWW-Authenticate`), bodies over the cap get 413, an
+//! unsupported `MCP-Protocol-Version` 400 (absent means 2025-03-26), a
+//! malformed body a JSON-RPC `-32700`/`-32600` error. Sessions are capped
+//! and expire when idle. See [`StreamableHttpConfig`].
+//!
+//! ```no_run
+//! use claude_agent_mcp::{Server, Tool};
+//! use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: f64, b: f64 }
+//! let server = Server::builder("calc", "1.0.0")
+//!     .tool(Tool::new("add", "Add two numbers", |x: Add| async move { x.a + x.b }))
+//!     .build();
+//!
+//! // Mount it in your own axum router…
+//! let mcp = StreamableHttpService::new(server.clone(), StreamableHttpConfig::default());
+//! let app = axum::Router::new().merge(mcp.router());
+//! # drop(app);
+//! // …or serve it on its own.
+//! claude_agent_mcp::http_server::serve_http(server, "127.0.0.1:8080").await
+//! # }
+//! ```
+
+// Checks return the HTTP response that refuses a request as their error:
+// built at most once per request, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod config;
+mod guard;
+mod handlers;
+mod hub;
+mod sessions;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::any;
+use tokio::net::{TcpListener, ToSocketAddrs};
+
+pub use config::{ResponseMode, StreamableHttpConfig};
+pub use guard::ASSUMED_PROTOCOL_VERSION;
+
+use crate::server::{Handler, Server};
+use sessions::SessionTable;
+
+pub(crate) struct Shared {
+    handler: Arc<dyn Handler>,
+    config: StreamableHttpConfig,
+    sessions: SessionTable,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.sessions.clear();
+    }
+}
+
+/// A [`Handler`] served over Streamable HTTP: build one, then take its
+/// [`router`](Self::router) (an axum [`Router`], which is a
+/// `tower::Service`) or [`serve`](Self::serve) it. Cheap to clone (clones
+/// share sessions).
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    shared: Arc<Shared>,
+}
+
+impl StreamableHttpService {
+    /// Serves `handler` with `config`.
+    pub fn new(handler: impl Handler, config: StreamableHttpConfig) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                handler: Arc::new(handler),
+                config,
+                sessions: SessionTable::new(),
+            }),
+        }
+    }
+
+    /// The endpoint as an axum router, to serve or to merge into your own.
+    pub fn router(&self) -> Router {
+        let limit = self.shared.config.max_body_bytes;
+        Router::new()
+            .route(&self.shared.config.path, any(handlers::endpoint))
+            .layer(DefaultBodyLimit::max(limit))
+            .with_state(Arc::clone(&self.shared))
+    }
+
+    /// How many sessions are live.
+    pub fn session_count(&self) -> usize {
+        self.shared.sessions.len()
+    }
+
+    /// Serves on `listener` until the process ends (or an I/O error).
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        axum::serve(listener, self.router()).await
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then ends every session.
+    pub async fn serve_with_shutdown(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let result = axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await;
+        self.shared.sessions.clear();
+        result
+    }
+}
+
+impl std::fmt::Debug for StreamableHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttpService")
+            .field("config", &self.shared.config)
+            .field("sessions", &self.session_count())
+            .finish()
+    }
+}
+
+/// Serves `handler` at `http://<addr>/mcp` with the default (local-only)
+/// configuration until the process ends. Bind `127.0.0.1:<port>` (or port
+/// 0 for any free one); another address also needs
+/// [`StreamableHttpConfig::allow_host`], through [`StreamableHttpService`].
+pub async fn serve_http(handler: impl Handler, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+    let listener = TcpListener::bind(addr).await?;
+    StreamableHttpService::new(handler, StreamableHttpConfig::default())
+        .serve(listener)
+        .await
+}
+
+impl Server {
+    /// This server as a Streamable HTTP endpoint to mount in an axum router
+    /// (see [`StreamableHttpService`]).
+    pub fn streamable_http_router(&self, config: StreamableHttpConfig) -> Router {
+        StreamableHttpService::new(self.clone(), config).router()
+    }
+}

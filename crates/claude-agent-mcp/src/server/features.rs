@@ -1,0 +1,392 @@
+//! Resources, resource templates, prompts and completion: the server's
+//! catalog of them, the methods that change it, and the requests that read it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use indexmap::IndexMap;
+use serde_json::{Map, Value, json};
+
+use super::completion::{self, CompletionHandler};
+use super::context::RequestContext;
+use super::prompt::{Prompt, PromptRequest};
+use super::resource::{Resource, ResourceRequest, ResourceTemplate};
+use super::{Server, ServerInner};
+use crate::jsonrpc::{self, ErrorObject};
+use crate::types::{self, json_type_name};
+
+/// JSON-RPC error code MCP uses for an unknown resource.
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// What the server holds besides its tools.
+#[derive(Default)]
+pub(crate) struct Catalog {
+    resources: RwLock<IndexMap<String, Resource>>,
+    templates: RwLock<IndexMap<String, ResourceTemplate>>,
+    prompts: RwLock<IndexMap<String, Prompt>>,
+    pub(crate) completion: Option<Arc<CompletionHandler>>,
+    /// Set once the server has (had) resources or templates, or prompts:
+    /// the capability stays advertised so `list_changed` makes sense.
+    has_resources: AtomicBool,
+    has_prompts: AtomicBool,
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Catalog {
+    pub(crate) fn new(
+        resources: Vec<Resource>,
+        templates: Vec<ResourceTemplate>,
+        prompts: Vec<Prompt>,
+        completion: Option<Arc<CompletionHandler>>,
+    ) -> Self {
+        let catalog = Self {
+            completion,
+            ..Self::default()
+        };
+        for r in resources {
+            catalog.put_resource(r);
+        }
+        for t in templates {
+            catalog.put_template(t);
+        }
+        for p in prompts {
+            catalog.put_prompt(p);
+        }
+        catalog
+    }
+
+    fn put_resource(&self, r: Resource) {
+        self.has_resources.store(true, Ordering::Relaxed);
+        write(&self.resources).insert(r.info.uri.clone(), r);
+    }
+
+    fn put_template(&self, t: ResourceTemplate) {
+        self.has_resources.store(true, Ordering::Relaxed);
+        write(&self.templates).insert(t.info.uri_template.clone(), t);
+    }
+
+    fn put_prompt(&self, p: Prompt) {
+        self.has_prompts.store(true, Ordering::Relaxed);
+        write(&self.prompts).insert(p.info.name.clone(), p);
+    }
+
+    /// Adds the capabilities of what the server has to an `initialize` result.
+    pub(crate) fn capabilities(&self, caps: &mut Map<String, Value>) {
+        if self.has_resources.load(Ordering::Relaxed) {
+            caps.insert(
+                "resources".into(),
+                json!({"subscribe": true, "listChanged": true}),
+            );
+        }
+        if self.has_prompts.load(Ordering::Relaxed) {
+            caps.insert("prompts".into(), json!({"listChanged": true}));
+        }
+        if self.completion.is_some() {
+            caps.insert("completions".into(), json!({}));
+        }
+    }
+}
+
+/// Whether `method` is answered here. A server without resources (or
+/// prompts) does not advertise the capability and answers its methods with
+/// `-32601`, as for any unknown method; `completion/complete` is answered
+/// when there is a completion handler, or prompts or resources to complete.
+pub(crate) fn handles(catalog: &Catalog, method: &str) -> bool {
+    let resources = catalog.has_resources.load(Ordering::Relaxed);
+    let prompts = catalog.has_prompts.load(Ordering::Relaxed);
+    match method {
+        "resources/list"
+        | "resources/templates/list"
+        | "resources/read"
+        | "resources/subscribe"
+        | "resources/unsubscribe" => resources,
+        "prompts/list" | "prompts/get" => prompts,
+        "completion/complete" => catalog.completion.is_some() || resources || prompts,
+        _ => false,
+    }
+}
+
+/// Answers one of the requests [`handles`] says yes to.
+pub(crate) async fn request(
+    server: &ServerInner,
+    method: &str,
+    params: Map<String, Value>,
+    ctx: RequestContext,
+) -> Result<Value, ErrorObject> {
+    let catalog = &server.catalog;
+    let page = server.page_size;
+    match method {
+        "resources/list" => {
+            let items = read(&catalog.resources)
+                .values()
+                .map(|r| to_value(&r.info))
+                .collect();
+            paginate("resources", items, &params, page)
+        }
+        "resources/templates/list" => {
+            let items = read(&catalog.templates)
+                .values()
+                .map(|t| to_value(&t.info))
+                .collect();
+            paginate("resourceTemplates", items, &params, page)
+        }
+        "resources/read" => read_resource(catalog, &params, ctx).await,
+        "resources/subscribe" | "resources/unsubscribe" => {
+            let uri = uri_param(&params)?;
+            if let Some(session) = ctx.session() {
+                if method == "resources/subscribe" {
+                    session.subscribe(uri);
+                } else {
+                    session.unsubscribe(uri);
+                }
+            }
+            Ok(json!({}))
+        }
+        "prompts/list" => {
+            let items = read(&catalog.prompts)
+                .values()
+                .map(|p| to_value(&p.info))
+                .collect();
+            paginate("prompts", items, &params, page)
+        }
+        "prompts/get" => get_prompt(catalog, &params, ctx).await,
+        "completion/complete" => {
+            let request = completion::parse(&params)?;
+            let values = match &catalog.completion {
+                Some(handler) => handler(request).await,
+                None => Vec::new(),
+            };
+            Ok(completion::result(values))
+        }
+        _ => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn uri_param(params: &Map<String, Value>) -> Result<&str, ErrorObject> {
+    params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("needs a string \"uri\""))
+}
+
+async fn read_resource(
+    catalog: &Catalog,
+    params: &Map<String, Value>,
+    ctx: RequestContext,
+) -> Result<Value, ErrorObject> {
+    let uri = uri_param(params)?;
+    let found = read(&catalog.resources).get(uri).map(|r| {
+        (
+            r.handler.clone(),
+            r.info.mime_type.clone(),
+            Default::default(),
+        )
+    });
+    let found = found.or_else(|| {
+        read(&catalog.templates).values().find_map(|t| {
+            let vars = t.matches(uri)?;
+            Some((t.handler.clone(), t.info.mime_type.clone(), vars))
+        })
+    });
+    let Some((handler, mime, variables)) = found else {
+        return Err(
+            ErrorObject::new(RESOURCE_NOT_FOUND, format!("Resource not found: {uri}"))
+                .with_data(json!({"uri": uri})),
+        );
+    };
+    let request = ResourceRequest {
+        uri: uri.to_owned(),
+        variables,
+        session: ctx.session().cloned(),
+    };
+    let mut contents = handler(request)
+        .await
+        .map_err(|e| ErrorObject::internal(format!("reading {uri} failed: {e}")))?;
+    if let Some(mime) = mime {
+        for c in &mut contents {
+            c.mime_type.get_or_insert_with(|| mime.clone());
+        }
+    }
+    Ok(json!({"contents": contents}))
+}
+
+async fn get_prompt(
+    catalog: &Catalog,
+    params: &Map<String, Value>,
+    ctx: RequestContext,
+) -> Result<Value, ErrorObject> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("prompts/get needs a string \"name\""))?;
+    let Some(prompt) = read(&catalog.prompts).get(name).cloned() else {
+        return Err(ErrorObject::invalid_params(format!(
+            "Unknown prompt: {name}"
+        )));
+    };
+    let arguments = prompt
+        .check_arguments(params.get("arguments"))
+        .map_err(ErrorObject::invalid_params)?;
+    let request = PromptRequest {
+        arguments,
+        session: ctx.session().cloned(),
+    };
+    let mut result = (prompt.handler)(request)
+        .await
+        .map_err(|e| ErrorObject::internal(format!("prompt \"{name}\" failed: {e}")))?;
+    if result.description.is_none() {
+        result.description = prompt.info.description.clone();
+    }
+    Ok(to_value(&result))
+}
+
+/// One page of `items` under `key`, from the request's `cursor`.
+fn paginate(
+    key: &str,
+    items: Vec<Value>,
+    params: &Map<String, Value>,
+    page: usize,
+) -> Result<Value, ErrorObject> {
+    let start = match params.get("cursor") {
+        None | Some(Value::Null) => 0,
+        Some(Value::String(cursor)) => cursor
+            .strip_prefix(key)
+            .and_then(|c| c.strip_prefix(':'))
+            .and_then(|c| c.parse::<usize>().ok())
+            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor {cursor:?}")))?,
+        Some(other) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "\"cursor\" must be a string, not {}",
+                json_type_name(other)
+            )));
+        }
+    };
+    let end = start.saturating_add(page).min(items.len());
+    let total = items.len();
+    let page: Vec<Value> = items
+        .into_iter()
+        .skip(start)
+        .take(end.saturating_sub(start))
+        .collect();
+    let mut result = Map::with_capacity(2);
+    result.insert(key.into(), Value::Array(page));
+    if end < total {
+        result.insert("nextCursor".into(), format!("{key}:{end}").into());
+    }
+    Ok(Value::Object(result))
+}
+
+/// Changing resources, templates and prompts while serving.
+impl Server {
+    /// Adds a resource (or replaces the one with its URI) and sends
+    /// `notifications/resources/list_changed` to initialized sessions.
+    pub fn add_resource(&self, resource: Resource) {
+        self.inner.catalog.put_resource(resource);
+        self.inner
+            .notify_list_changed("notifications/resources/list_changed");
+    }
+
+    /// Removes the resource with this URI; returns whether there was one
+    /// (and then notifies, as [`add_resource`](Self::add_resource) does).
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = write(&self.inner.catalog.resources)
+            .shift_remove(uri)
+            .is_some();
+        if removed {
+            self.inner
+                .notify_list_changed("notifications/resources/list_changed");
+        }
+        removed
+    }
+
+    /// Adds a resource template (or replaces the one with its URI template)
+    /// and sends `notifications/resources/list_changed`.
+    pub fn add_resource_template(&self, template: ResourceTemplate) {
+        self.inner.catalog.put_template(template);
+        self.inner
+            .notify_list_changed("notifications/resources/list_changed");
+    }
+
+    /// Removes the template with this URI template; returns whether there was one.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let removed = write(&self.inner.catalog.templates)
+            .shift_remove(uri_template)
+            .is_some();
+        if removed {
+            self.inner
+                .notify_list_changed("notifications/resources/list_changed");
+        }
+        removed
+    }
+
+    /// Adds a prompt (or replaces the one with its name) and sends
+    /// `notifications/prompts/list_changed`.
+    pub fn add_prompt(&self, prompt: Prompt) {
+        self.inner.catalog.put_prompt(prompt);
+        self.inner
+            .notify_list_changed("notifications/prompts/list_changed");
+    }
+
+    /// Removes the prompt with this name; returns whether there was one.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = write(&self.inner.catalog.prompts)
+            .shift_remove(name)
+            .is_some();
+        if removed {
+            self.inner
+                .notify_list_changed("notifications/prompts/list_changed");
+        }
+        removed
+    }
+
+    /// Tells every session subscribed to `uri` (`resources/subscribe`) that
+    /// it changed: `notifications/resources/updated`. Returns how many
+    /// sessions were told.
+    pub fn notify_resource_updated(&self, uri: &str) -> usize {
+        let message =
+            jsonrpc::notification("notifications/resources/updated", Some(json!({"uri": uri})));
+        let mut told = 0;
+        for session in self.inner.live_sessions() {
+            if session.is_subscribed(uri) {
+                session.notify(message.clone());
+                told += 1;
+            }
+        }
+        told
+    }
+
+    /// The resources as `resources/list` describes them.
+    pub fn resources(&self) -> Vec<types::Resource> {
+        read(&self.inner.catalog.resources)
+            .values()
+            .map(|r| r.info.clone())
+            .collect()
+    }
+
+    /// The resource templates as `resources/templates/list` describes them.
+    pub fn resource_templates(&self) -> Vec<types::ResourceTemplate> {
+        read(&self.inner.catalog.templates)
+            .values()
+            .map(|t| t.info.clone())
+            .collect()
+    }
+
+    /// The prompts as `prompts/list` describes them.
+    pub fn prompts(&self) -> Vec<types::Prompt> {
+        read(&self.inner.catalog.prompts)
+            .values()
+            .map(|p| p.info.clone())
+            .collect()
+    }
+}

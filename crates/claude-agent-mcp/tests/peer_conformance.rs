@@ -1,0 +1,118 @@
+//! The official MCP conformance harness (server mode) against our
+//! conformance server (examples/conformance_server.rs) over Streamable HTTP.
+//! Peers come from scripts/install-mcp-peers; without them the test prints
+//! `SKIPPED` (and fails when `CI` or `CLAUDE_AGENT_PEERS_DIR` is set).
+#[path = "support/peers.rs"]
+mod peers;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Expected results: (harness folder, arguments, checks that must pass).
+/// No failures are expected in any of these; see the module docs of
+/// `http_server` for what the 2026-07-28 (stateless) revision still lacks.
+const SUITES: &[(&str, &[&str], usize)] = &[
+    ("conformance-0.1.16", &["--suite", "active"], 39),
+    ("conformance-0.1.16", &["--suite", "all"], 46),
+    ("conformance-alpha", &["--requirements", "2025-11-25"], 80),
+];
+
+fn conformance_server() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/conformance_server");
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "-p",
+                "claude-agent-mcp",
+                "--example",
+                "conformance_server",
+            ])
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "building the conformance_server example failed"
+        );
+    }
+    path
+}
+
+fn installed(dir: &Path) -> bool {
+    dir.join(".mcp-peers-installed").exists()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_server_suites_pass() {
+    let Some(dir) = peers::peers_dir("peer_conformance") else {
+        return;
+    };
+    if !installed(&dir) {
+        let why = format!(
+            "peer_conformance: run scripts/install-mcp-peers (nothing in {})",
+            dir.display()
+        );
+        if std::env::var_os("CI").is_some() || std::env::var_os("CLAUDE_AGENT_PEERS_DIR").is_some()
+        {
+            panic!("{why}");
+        }
+        eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
+        return;
+    }
+    let server = conformance_server();
+    for (harness, args, expected) in SUITES {
+        let port = peers::free_port();
+        let mut cmd = Command::new(&server);
+        cmd.arg(port.to_string());
+        let _server = peers::PeerProcess::spawn(cmd);
+        peers::wait_port(port).await;
+
+        let mut run = tokio::process::Command::new(dir.join("node22/node_modules/.bin/node"));
+        run.arg("--require")
+            .arg(dir.join("force-loopback.cjs"))
+            .arg(
+                dir.join(harness)
+                    .join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+            )
+            .args(["server", "--url", &format!("http://localhost:{port}/mcp")])
+            .args(*args)
+            .arg("-o")
+            .arg(
+                std::env::temp_dir().join(format!("mcp-conformance-{}-{port}", std::process::id())),
+            )
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(Duration::from_secs(240), run.output())
+            .await
+            .unwrap_or_else(|_| panic!("{harness} {args:?} took over 240 s"))
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let total = stdout
+            .lines()
+            .find(|l| l.starts_with("Total: "))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{harness} {args:?}: no Total line\n{stdout}\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        assert_eq!(
+            total,
+            format!("Total: {expected} passed, 0 failed"),
+            "{harness} {args:?}\n{stdout}"
+        );
+        assert!(
+            out.status.success(),
+            "{harness} {args:?} exited with {}",
+            out.status
+        );
+        eprintln!("{harness} {args:?}: {total}");
+    }
+}

@@ -1,0 +1,738 @@
+//! The fake CLI's side of the wire: reading the SDK's frames, answering its
+//! control requests, sending ours and matching the answers, the MCP handshake,
+//! and the messages of a conversation in the real CLI's shapes.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::io::{LineReader, Out};
+
+/// The CLI version the fake claims to be.
+pub const CLI_VERSION: &str = "2.1.332";
+
+/// One line from the SDK, parsed only as far as routing needs.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response: Option<ResponseEnvelope<'a>>,
+    #[serde(borrow, default)]
+    request: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ResponseEnvelope<'a> {
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    request_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    response: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<Cow<'a, str>>,
+}
+
+/// A control response from the SDK, borrowed from the line it came in.
+pub struct ResponseRef<'a> {
+    /// The id of our request it answers.
+    pub request_id: &'a str,
+    /// `subtype == "success"`.
+    pub success: bool,
+    /// The `response` payload, when present.
+    pub payload: Option<&'a RawValue>,
+    /// The `error` text of an error response.
+    pub error: Option<&'a str>,
+    /// When the line was read.
+    pub at: Instant,
+}
+
+/// An owned control response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// The id of our request it answers.
+    pub request_id: String,
+    /// `subtype == "success"`.
+    pub success: bool,
+    /// The payload (`{}` when absent).
+    pub payload: Value,
+    /// The `error` text of an error response.
+    pub error: Option<String>,
+    /// When the line was read.
+    pub at: Instant,
+}
+
+impl ResponseRef<'_> {
+    /// Copies it.
+    pub fn to_owned(&self) -> Response {
+        Response {
+            request_id: self.request_id.to_owned(),
+            success: self.success,
+            payload: self
+                .payload
+                .and_then(|p| serde_json::from_str(p.get()).ok())
+                .unwrap_or_else(|| json!({})),
+            error: self.error.map(str::to_owned),
+            at: self.at,
+        }
+    }
+}
+
+/// What one call of [`Peer::pump`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pumped {
+    /// A line was handled.
+    Line,
+    /// The SDK closed our input.
+    Eof,
+    /// The deadline passed with nothing to read.
+    Timeout,
+}
+
+/// An in-process MCP server the SDK declared, after our handshake with it.
+#[derive(Debug, Clone)]
+pub struct SdkServer {
+    /// Its name.
+    pub name: String,
+    /// The next JSON-RPC id of this connection.
+    pub next_id: u64,
+    /// Tool names from `tools/list`.
+    pub tools: Vec<String>,
+    /// Whether the handshake succeeded.
+    pub connected: bool,
+}
+
+/// The fake CLI's connection to the SDK (or to a responder it spawned).
+pub struct Peer {
+    input: Option<LineReader>,
+    /// The SDK's stdin side.
+    pub out: Out,
+    /// Scenario parameters (`FAKE_CLAUDE_PARAMS`).
+    pub params: Value,
+    /// The session id used in messages.
+    pub session_id: String,
+    /// The model named on the command line (or a default).
+    pub model: String,
+    /// The servers named in `initialize.sdkMcpServers` (or in the params).
+    pub servers: Vec<SdkServer>,
+    /// `initialize.hooks` as sent.
+    pub hooks: Value,
+    /// Whether `initialize` arrived.
+    pub initialized: bool,
+    /// Checks that failed; reported in the final `result`.
+    pub failures: Vec<String>,
+    /// User messages read but not yet taken.
+    users: VecDeque<Value>,
+    /// Answers that arrived while someone waited for another one.
+    stash: HashMap<String, Response>,
+    /// SDK→CLI `mcp_message`s received (server notifications).
+    pub server_messages: Vec<Value>,
+    /// `interrupt` requests received.
+    pub interrupts: u64,
+    seq: u64,
+    started: Instant,
+}
+
+impl Peer {
+    /// A peer reading `input` and writing `out`.
+    pub fn new(input: LineReader, out: Out, params: Value, model: String) -> Self {
+        let salt = super::random_u64();
+        Peer {
+            input: Some(input),
+            out,
+            params,
+            session_id: uuid_from(salt, 0),
+            model,
+            servers: Vec::new(),
+            hooks: Value::Null,
+            initialized: false,
+            failures: Vec::new(),
+            users: VecDeque::new(),
+            stash: HashMap::new(),
+            server_messages: Vec::new(),
+            interrupts: 0,
+            seq: salt & 0xffff_ffff,
+            started: Instant::now(),
+        }
+    }
+
+    /// Closes our input (the SDK's writes then fail with `EPIPE`).
+    pub fn close_input(&mut self) {
+        self.input = None;
+    }
+
+    /// A fresh request id, a UUIDv4-shaped string as the real CLI uses.
+    pub fn next_request_id(&mut self) -> String {
+        self.seq += 1;
+        uuid_from(0x5eed, self.seq)
+    }
+
+    /// A fresh sequence number for [`write_request_id`] (ids written
+    /// straight into a frame buffer, without allocating).
+    pub fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The sequence number inside an id made by [`next_request_id`](Self::next_request_id).
+    pub fn seq_of(id: &str) -> Option<u64> {
+        u64::from_str_radix(id.get(24..)?, 16).ok()
+    }
+
+    /// A fresh UUID-shaped string (message uuids, tool_use ids).
+    pub fn uuid(&mut self) -> String {
+        self.seq += 1;
+        uuid_from(0xfeed, self.seq)
+    }
+
+    /// Reads and handles one line. Control responses go to `on_response`;
+    /// the SDK's control requests are answered here; user messages are
+    /// queued for [`next_user`](Self::next_user).
+    pub fn pump(
+        &mut self,
+        deadline: Option<Instant>,
+        on_response: &mut dyn FnMut(ResponseRef<'_>),
+    ) -> io::Result<Pumped> {
+        enum Action {
+            None,
+            Request(String, Value),
+            User(Value),
+        }
+        let Some(input) = self.input.as_mut() else {
+            // Input closed by a scenario: behave as if the SDK were silent.
+            if let Some(d) = deadline {
+                std::thread::sleep(d.saturating_duration_since(Instant::now()));
+                return Ok(Pumped::Timeout);
+            }
+            return Ok(Pumped::Eof);
+        };
+        let action = {
+            let line = match input.next_line(deadline) {
+                Ok(Some(line)) => line,
+                Ok(None) => return Ok(Pumped::Eof),
+                Err(e) if e.kind() == io::ErrorKind::TimedOut => return Ok(Pumped::Timeout),
+                Err(e) => return Err(e),
+            };
+            let at = Instant::now();
+            let line = line.trim_ascii();
+            if line.is_empty() {
+                return Ok(Pumped::Line);
+            }
+            let envelope: Envelope<'_> = match serde_json::from_slice(line) {
+                Ok(e) => e,
+                Err(e) => {
+                    // The real CLI dies on a line it cannot parse (§2.1).
+                    let preview = String::from_utf8_lossy(&line[..line.len().min(80)]);
+                    eprintln!(
+                        "Error parsing streaming input line (type=unknown, {} chars): SyntaxError: {e}: {preview}",
+                        line.len()
+                    );
+                    std::process::exit(1);
+                }
+            };
+            match envelope.kind.as_deref() {
+                Some("control_response") => {
+                    if let Some(r) = &envelope.response {
+                        on_response(ResponseRef {
+                            request_id: r.request_id.as_deref().unwrap_or(""),
+                            success: r.subtype.as_deref() == Some("success"),
+                            payload: r.response,
+                            error: r.error.as_deref(),
+                            at,
+                        });
+                    }
+                    Action::None
+                }
+                Some("control_request") => {
+                    let request = envelope
+                        .request
+                        .and_then(|r| serde_json::from_str(r.get()).ok())
+                        .unwrap_or(Value::Null);
+                    Action::Request(
+                        envelope.request_id.as_deref().unwrap_or("").to_owned(),
+                        request,
+                    )
+                }
+                Some("user") => Action::User(serde_json::from_slice(line).unwrap_or(Value::Null)),
+                // keep_alive, control_cancel_request for our requests,
+                // unknown types: ignored, as the real CLI does.
+                _ => Action::None,
+            }
+        };
+        match action {
+            Action::None => {}
+            Action::Request(id, request) => self.answer_sdk_request(&id, request)?,
+            Action::User(v) => self.users.push_back(v),
+        }
+        Ok(Pumped::Line)
+    }
+
+    fn answer_sdk_request(&mut self, id: &str, request: Value) -> io::Result<()> {
+        let subtype = request
+            .get("subtype")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let payload = match subtype.as_str() {
+            "initialize" => {
+                if !self.initialized {
+                    self.initialized = true;
+                    if let Some(names) = request.get("sdkMcpServers").and_then(Value::as_array) {
+                        self.servers = names
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(|n| SdkServer {
+                                name: n.to_owned(),
+                                next_id: 0,
+                                tools: Vec::new(),
+                                connected: false,
+                            })
+                            .collect();
+                    }
+                    self.hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
+                }
+                Some(self.initialize_response(&request))
+            }
+            "interrupt" => {
+                self.interrupts += 1;
+                Some(json!({"still_queued": []}))
+            }
+            "mcp_message" => {
+                // Server-originated traffic: acknowledged without a payload.
+                self.server_messages
+                    .push(request.get("message").cloned().unwrap_or(Value::Null));
+                None
+            }
+            "mcp_status" => Some(
+                json!({"mcpServers": self.servers.iter().filter(|s| s.connected).map(|s| json!({
+                "name": s.name, "status": "connected",
+                "serverInfo": {"name": s.name, "version": "1.0.0"},
+                "transport": "sdk", "scope": "dynamic", "source": "sdk",
+                "tools": s.tools.iter().map(|t| json!({"name": t, "annotations": {}})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>()}),
+            ),
+            "set_permission_mode" => Some(json!({"mode": request.get("mode")})),
+            "set_model" => Some(json!({"model": request.get("model")})),
+            _ => {
+                return self
+                    .out
+                    .frame(&json!({"type": "control_response", "response": {
+                        "subtype": "error", "request_id": id,
+                        "error": format!("Unsupported control request subtype: {subtype}"),
+                        "error_code": "unsupported_request",
+                    }}));
+            }
+        };
+        let mut response = json!({"subtype": "success", "request_id": id});
+        if let Some(p) = payload {
+            response["response"] = p;
+        }
+        self.out
+            .frame(&json!({"type": "control_response", "response": response}))
+    }
+
+    fn initialize_response(&self, request: &Value) -> Value {
+        let mut r = json!({
+            "commands": [
+                {"name": "compact", "description": "Clear conversation history but keep a summary in context", "argumentHint": "<optional custom summarization instructions>", "builtin": true},
+                {"name": "context", "description": "Visualize current context usage", "argumentHint": "", "builtin": true},
+            ],
+            "agents": [{"name": "general-purpose", "description": "General-purpose agent for researching complex questions"}],
+            "output_style": "default",
+            "available_output_styles": ["default", "Explanatory", "Learning"],
+            "models": [{"value": "default", "resolvedModel": self.model, "displayName": "Default (recommended)", "description": "Fake model", "supportsEffort": true}],
+            "account": {"tokenSource": "none", "apiKeySource": "ANTHROPIC_API_KEY", "apiProvider": "firstParty"},
+            "pid": std::process::id(),
+            "claude_code_version": CLI_VERSION,
+            "current_permission_mode": "default",
+            "hook_on_failure_supported": true,
+            "session_state": "idle",
+            "capabilities": ["sdk_mcp_tools_list_changed"],
+            "fast_mode_state": "off",
+        });
+        if request.get("hooks").is_some_and(|h| !h.is_null()) {
+            r["hooks_applied"] = json!(true);
+        }
+        r
+    }
+
+    /// Sends a control request; returns its id.
+    pub fn send_request(&mut self, request: Value) -> io::Result<String> {
+        let id = self.next_request_id();
+        self.out
+            .frame(&json!({"type": "control_request", "request_id": id, "request": request}))?;
+        Ok(id)
+    }
+
+    /// Waits for the answer to request `id`; `None` on timeout or EOF.
+    pub fn await_response(&mut self, id: &str, timeout: Duration) -> io::Result<Option<Response>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(r) = self.stash.remove(id) {
+                return Ok(Some(r));
+            }
+            let mut stash = std::mem::take(&mut self.stash);
+            let pumped = self.pump(Some(deadline), &mut |r| {
+                stash.insert(r.request_id.to_owned(), r.to_owned());
+            });
+            self.stash.extend(stash);
+            match pumped? {
+                Pumped::Line => {}
+                Pumped::Eof | Pumped::Timeout => return Ok(self.stash.remove(id)),
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer.
+    pub fn request(&mut self, request: Value, timeout: Duration) -> io::Result<Option<Response>> {
+        let id = self.send_request(request)?;
+        self.await_response(&id, timeout)
+    }
+
+    /// Takes an answer that already arrived (e.g. while waiting for another).
+    pub fn take_stashed(&mut self, id: &str) -> Option<Response> {
+        self.stash.remove(id)
+    }
+
+    /// Handles input until `deadline`, stashing answers.
+    pub fn idle_until(&mut self, deadline: Instant) -> io::Result<()> {
+        while Instant::now() < deadline {
+            let mut stash = std::mem::take(&mut self.stash);
+            let pumped = self.pump(Some(deadline), &mut |r| {
+                stash.insert(r.request_id.to_owned(), r.to_owned());
+            })?;
+            self.stash.extend(stash);
+            if pumped != Pumped::Line {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the SDK's `initialize` (or a first user message, as the
+    /// real CLI works without `initialize`); `false` on EOF.
+    pub fn wait_initialize(&mut self, timeout: Duration) -> io::Result<bool> {
+        let deadline = Instant::now() + timeout;
+        while !self.initialized && self.users.is_empty() {
+            let mut stash = std::mem::take(&mut self.stash);
+            let pumped = self.pump(Some(deadline), &mut |r| {
+                stash.insert(r.request_id.to_owned(), r.to_owned());
+            })?;
+            self.stash.extend(stash);
+            match pumped {
+                Pumped::Line => {}
+                Pumped::Eof => return Ok(false),
+                Pumped::Timeout => return Ok(true),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The `mcp_message` control request carrying `message` for `server`.
+    pub fn mcp_request(server: &str, message: Value) -> Value {
+        json!({"subtype": "mcp_message", "server_name": server, "message": message})
+    }
+
+    /// Runs the MCP handshake with every declared server, as the real CLI:
+    /// `initialize` (id 0), `notifications/initialized` (waiting for its
+    /// acknowledgement), `tools/list` (id 1).
+    pub fn handshake(&mut self) -> io::Result<()> {
+        let timeout = Duration::from_secs(30);
+        for i in 0..self.servers.len() {
+            let name = self.servers[i].name.clone();
+            let init = json!({"method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "claude-code", "title": "Claude Code",
+                    "description": "Anthropic's agentic coding tool",
+                    "websiteUrl": "https://claude.com/claude-code", "version": CLI_VERSION}},
+                "jsonrpc": "2.0", "id": 0});
+            let r = self.request(Self::mcp_request(&name, init), timeout)?;
+            if let Err(e) = check_mcp_result(r.as_ref(), 0).and_then(|res| {
+                res.get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("no protocolVersion in {res}"))
+            }) {
+                self.fail(format!("server {name}: initialize: {e}"));
+                continue;
+            }
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            match self.request(Self::mcp_request(&name, note), timeout)? {
+                Some(r) if r.success => {}
+                Some(r) => {
+                    self.fail(format!(
+                        "server {name}: notifications/initialized answered with an error: {:?}",
+                        r.error
+                    ));
+                    continue;
+                }
+                None => {
+                    self.fail(format!(
+                        "server {name}: notifications/initialized not acknowledged"
+                    ));
+                    continue;
+                }
+            }
+            let list = json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1});
+            let r = self.request(Self::mcp_request(&name, list), timeout)?;
+            match check_mcp_result(r.as_ref(), 1) {
+                Ok(result) => {
+                    let tools = result
+                        .get("tools")
+                        .and_then(Value::as_array)
+                        .map(|t| {
+                            t.iter()
+                                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                                .map(str::to_owned)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let s = &mut self.servers[i];
+                    s.tools = tools;
+                    s.next_id = 2;
+                    s.connected = true;
+                }
+                Err(e) => self.fail(format!("server {name}: tools/list: {e}")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next user message; `None` at EOF (or after `timeout`).
+    pub fn next_user(&mut self, timeout: Option<Duration>) -> io::Result<Option<Value>> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if let Some(u) = self.users.pop_front() {
+                return Ok(Some(u));
+            }
+            let mut stash = std::mem::take(&mut self.stash);
+            let pumped = self.pump(deadline, &mut |r| {
+                stash.insert(r.request_id.to_owned(), r.to_owned());
+            })?;
+            self.stash.extend(stash);
+            if pumped != Pumped::Line {
+                return Ok(self.users.pop_front());
+            }
+        }
+    }
+
+    /// Records a failed check (also on stderr).
+    pub fn fail(&mut self, what: impl Into<String>) {
+        let what = what.into();
+        eprintln!("fake-claude: check failed: {what}");
+        self.failures.push(what);
+    }
+
+    /// The server and tool a scenario uses: `params.server`/`params.tool`,
+    /// else the first server's first tool.
+    pub fn target(&self) -> Option<(usize, String)> {
+        let server = match self.params.get("server").and_then(Value::as_str) {
+            Some(name) => self.servers.iter().position(|s| s.name == name)?,
+            None => (!self.servers.is_empty()).then_some(0)?,
+        };
+        let tool = match self.params.get("tool").and_then(Value::as_str) {
+            Some(t) => t.to_owned(),
+            None => self.servers[server].tools.first()?.clone(),
+        };
+        Some((server, tool))
+    }
+
+    /// The `tools/call` message for `server` (taking the next JSON-RPC id).
+    pub fn tool_call(
+        &mut self,
+        server: usize,
+        tool: &str,
+        arguments: Value,
+        tool_use_id: &str,
+    ) -> (Value, u64) {
+        let s = &mut self.servers[server];
+        let id = s.next_id;
+        s.next_id += 1;
+        let message = json!({"method": "tools/call", "params": {"name": tool, "arguments": arguments,
+            "_meta": {"claudecode/toolUseId": tool_use_id, "progressToken": id}},
+            "jsonrpc": "2.0", "id": id});
+        (Self::mcp_request(&s.name, message), id)
+    }
+
+    /// A JSON-RPC request (not a tool call) for `server`, taking the next id.
+    pub fn jsonrpc_request(&mut self, server: usize, method: &str) -> (Value, u64) {
+        let s = &mut self.servers[server];
+        let id = s.next_id;
+        s.next_id += 1;
+        let message = json!({"method": method, "jsonrpc": "2.0", "id": id});
+        (Self::mcp_request(&s.name, message), id)
+    }
+
+    // ----- messages of a conversation -----
+
+    fn stamp(&mut self, mut v: Value) -> Value {
+        v["session_id"] = json!(self.session_id);
+        v["uuid"] = json!(self.uuid());
+        v
+    }
+
+    /// `system/init`, at the start of every turn.
+    pub fn emit_init(&mut self) -> io::Result<()> {
+        let mut tools: Vec<String> = ["Task", "Bash", "Edit", "Read", "Write"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for s in &self.servers {
+            for t in &s.tools {
+                tools.push(format!("mcp__{}__{}", normalize(&s.name), normalize(t)));
+            }
+        }
+        let servers: Vec<Value> = self
+            .servers
+            .iter()
+            .map(|s| json!({"name": s.name, "status": if s.connected {"connected"} else {"failed"}, "source": "sdk"}))
+            .collect();
+        let v = json!({"type": "system", "subtype": "init",
+            "cwd": std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            "tools": tools, "mcp_servers": servers, "model": self.model,
+            "permissionMode": "default", "slash_commands": ["compact", "context"],
+            "terminal_slash_commands": [], "apiKeySource": "ANTHROPIC_API_KEY",
+            "claude_code_version": CLI_VERSION, "output_style": "default",
+            "agents": ["general-purpose"], "skills": [], "plugins": [],
+            "capabilities": ["sdk_mcp_tools_list_changed"],
+            "fast_mode_state": "off", "additional_directories": [], "analytics_disabled": true});
+        let v = self.stamp(v);
+        self.out.frame(&v)
+    }
+
+    fn assistant(&mut self, content: Value) -> Value {
+        let id = format!("msg_{}", &self.uuid()[24..]);
+        let v = json!({"type": "assistant", "message": {"id": id, "type": "message",
+            "role": "assistant", "model": self.model, "content": content,
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 5}, "context_management": null},
+            "parent_tool_use_id": null, "timestamp": "2026-01-01T00:00:00.000Z"});
+        self.stamp(v)
+    }
+
+    /// An `assistant` message with one text block.
+    pub fn emit_text(&mut self, text: &str) -> io::Result<()> {
+        let v = self.assistant(json!([{"type": "text", "text": text}]));
+        self.out.frame(&v)
+    }
+
+    /// An `assistant` message with one `tool_use` block for an MCP tool.
+    pub fn emit_tool_use(
+        &mut self,
+        id: &str,
+        server: &str,
+        tool: &str,
+        input: &Value,
+    ) -> io::Result<()> {
+        let name = format!("mcp__{}__{}", normalize(server), normalize(tool));
+        let mut v =
+            self.assistant(json!([{"type": "tool_use", "id": id, "name": name, "input": input}]));
+        v["tool_use_meta"] = json!([{"id": id, "display_name": tool, "server_display_name": server, "tool_name": tool}]);
+        self.out.frame(&v)
+    }
+
+    /// A `user` message carrying a tool result.
+    pub fn emit_tool_result(&mut self, id: &str, content: Value, is_error: bool) -> io::Result<()> {
+        let mut block = json!({"tool_use_id": id, "type": "tool_result", "content": content});
+        if is_error {
+            block["is_error"] = json!(true);
+        }
+        let v = json!({"type": "user", "message": {"role": "user", "content": [block]},
+            "parent_tool_use_id": null, "timestamp": "2026-01-01T00:00:00.000Z",
+            "tool_use_result": content});
+        let v = self.stamp(v);
+        self.out.frame(&v)
+    }
+
+    /// The `result` that ends a turn: `success` with `text`, or — when a
+    /// check failed — `is_error: true` with the failures in `result` and `errors`.
+    pub fn emit_result(&mut self, text: &str, num_turns: u64) -> io::Result<()> {
+        let failed = !self.failures.is_empty();
+        let result_text = if failed {
+            format!("FAILED: {}", self.failures.join("; "))
+        } else {
+            text.to_owned()
+        };
+        let ms = self.started.elapsed().as_millis() as u64;
+        let mut v = json!({"type": "result", "subtype": "success", "is_error": failed,
+            "duration_ms": ms, "duration_api_ms": 1, "num_turns": num_turns,
+            "result": result_text, "stop_reason": "end_turn", "total_cost_usd": 0.0,
+            "usage": {"input_tokens": 20, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0, "output_tokens": 10, "service_tier": "standard"},
+            "modelUsage": {}, "permission_denials": [],
+            "terminal_reason": "completed", "fast_mode_state": "off"});
+        if failed {
+            v["errors"] = json!(self.failures);
+        }
+        let v = self.stamp(v);
+        self.failures.clear();
+        self.out.frame(&v)
+    }
+}
+
+/// The result of a JSON-RPC reply in an `mcp_message` answer, checked the
+/// way the real CLI checks it: success, `"jsonrpc":"2.0"`, the request's id.
+pub fn check_mcp_result(r: Option<&Response>, id: u64) -> Result<Value, String> {
+    let r = r.ok_or("no answer")?;
+    if !r.success {
+        return Err(format!("control error: {:?}", r.error));
+    }
+    let reply = r
+        .payload
+        .get("mcp_response")
+        .ok_or_else(|| format!("no mcp_response in {}", r.payload))?;
+    if reply.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(format!("reply without \"jsonrpc\":\"2.0\": {reply}"));
+    }
+    if reply.get("id").and_then(Value::as_u64) != Some(id) {
+        return Err(format!("reply id {:?} is not {id}", reply.get("id")));
+    }
+    if let Some(e) = reply.get("error") {
+        return Err(format!("JSON-RPC error {e}"));
+    }
+    reply
+        .get("result")
+        .cloned()
+        .ok_or_else(|| format!("reply without result: {reply}"))
+}
+
+/// The CLI's tool-name normalization (§5.10).
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Writes the request id for sequence number `seq`, as [`Peer::next_request_id`] makes it.
+pub fn write_request_id(buf: &mut Vec<u8>, seq: u64) {
+    use std::io::Write;
+    let _ = write!(
+        buf,
+        "00000000-0000-4eed-8000-{:012x}",
+        seq & 0xffff_ffff_ffff
+    );
+}
+
+fn uuid_from(hi: u64, lo: u64) -> String {
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8000-{:012x}",
+        (hi >> 32) as u32,
+        (hi >> 16) as u16,
+        (hi & 0xfff) as u16,
+        lo & 0xffff_ffff_ffff
+    )
+}

@@ -1,0 +1,81 @@
+//! The SDK side of the benchmark (`scripts/bench`): an in-process server
+//! `bench` with one tool `add`, driven through `query()` by the fake CLI's
+//! `bench` scenario, which times every `tools/call` round trip.
+//!
+//! ```text
+//! FAKE_CLAUDE_PATH=target/release/fake-claude FAKE_CLAUDE_SCENARIO=bench \
+//! FAKE_CLAUDE_PARAMS='{"report":"/tmp/r.json"}' \
+//!   cargo run --release -p claude-agent --example bench_sdk
+//! ```
+//!
+//! The topology is the real one: this process spawns the (fake) CLI, which
+//! inherits `FAKE_CLAUDE_SCENARIO`/`FAKE_CLAUDE_PARAMS`, measures, and
+//! writes its report. At exit this prints its own peak RSS on stderr.
+
+use claude_agent::mcp::{Server, Tool};
+use claude_agent::{Message, Options, query};
+use futures::StreamExt;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// The benchmark tool's arguments.
+#[derive(Deserialize, JsonSchema)]
+struct AddArgs {
+    /// Left operand.
+    a: f64,
+    /// Right operand.
+    b: f64,
+    /// Padding, to make the arguments big; ignored.
+    #[allow(dead_code)]
+    pad: Option<String>,
+    /// Bytes of `x` to append to the result, to make it big.
+    reply_bytes: Option<usize>,
+}
+
+/// Room for the 10 MiB payload phase.
+const MAX_RESULT: usize = 64 << 20;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let cli = std::env::var_os("FAKE_CLAUDE_PATH")
+        .ok_or("set FAKE_CLAUDE_PATH to the fake-claude binary")?;
+    let add = Tool::new("add", "Add two numbers", |args: AddArgs| async move {
+        // The same construction as the echo floor's (echo-responder.rs).
+        let mut text = format!("sum={}", args.a + args.b);
+        text.push_str(&"x".repeat(args.reply_bytes.unwrap_or(0)));
+        text
+    })
+    .max_result_chars(MAX_RESULT);
+    let server = Server::builder("bench", "1.0.0")
+        .tool(add)
+        .max_result_chars(MAX_RESULT)
+        .build();
+    let options = Options::new()
+        .cli_path(cli)
+        .mcp_server(server)
+        .allowed_tools(["mcp__bench__add"]);
+
+    let mut failed = None;
+    let mut stream = std::pin::pin!(query("Run the benchmark.", options));
+    while let Some(message) = stream.next().await {
+        if let Message::Result(r) = message? {
+            if r.is_error {
+                failed = r.result.clone();
+            }
+        }
+    }
+    if let Some(hwm) = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_owned)
+        })
+    {
+        eprintln!("bench_sdk: {hwm}");
+    }
+    match failed {
+        Some(text) => Err(format!("the benchmark failed: {text}").into()),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,185 @@
+//! Hook callbacks: a PreToolUse hook that blocks, and typed inputs of
+//! UserPromptSubmit, PreToolUse, PostToolUse and Stop.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use claude_agent::mcp::{Server, Tool};
+use claude_agent::{HookEvent, HookInput, HookMatcher, HookOutput, query};
+use claude_agent_testkit::{MockModel, Turn};
+use serde_json::json;
+use support::*;
+
+fn calc(calls: Arc<AtomicUsize>) -> Server {
+    Server::builder("calc", "1.0.0")
+        .tool(Tool::new("add", "Add a and b", move |x: Operands| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async move { x.a + x.b }
+        }))
+        .build()
+}
+
+/// Each hook input with the envelope's `tool_use_id`, in order.
+type Inputs = Arc<Mutex<Vec<(HookInput, Option<String>)>>>;
+
+fn echo_results() -> Turn {
+    Turn::dynamic(|req| {
+        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
+        Turn::text(format!("results: {}", texts.join(" | ")))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pre_tool_use_hook_blocks_the_tool() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use("mcp__calc__add", json!({"a": 1, "b": 2})))
+                .turn(echo_results()),
+        )
+        .await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let hooked = Arc::new(AtomicUsize::new(0));
+        let counter = hooked.clone();
+        let options = h
+            .options()
+            .mcp_server(calc(calls.clone()))
+            .allowed_tools(["mcp__calc"])
+            .hook(
+                HookEvent::PreToolUse,
+                HookMatcher::new(Some("mcp__calc__add")),
+                move |input, _ctx| {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    assert_eq!(input.tool_name(), Some("mcp__calc__add"));
+                    async { HookOutput::deny_tool("hook says no") }
+                },
+            );
+
+        let (messages, error) = drain(query("add", options)).await;
+        assert!(error.is_none(), "{error:?}");
+
+        assert_eq!(hooked.load(Ordering::SeqCst), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "the blocked tool ran");
+        let sent = h.mock.tool_results();
+        assert_eq!(sent.len(), 1);
+        assert!(sent[0].is_error);
+        assert!(sent[0].text().contains("hook says no"), "{:?}", sent[0]);
+        let result = results(&messages).pop().unwrap();
+        assert!(!result.is_error, "{result:?}");
+        h.finish().await;
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_get_typed_inputs() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use("mcp__calc__add", json!({"a": 20, "b": 22})))
+                .turn(echo_results()),
+        )
+        .await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let inputs: Inputs = Arc::default();
+        let record = |inputs: &Inputs, output: HookOutput| {
+            let inputs = inputs.clone();
+            move |input: HookInput, ctx: claude_agent::HookContext| {
+                inputs
+                    .lock()
+                    .unwrap()
+                    .push((input, ctx.tool_use_id.clone()));
+                let output = output.clone();
+                async move { output }
+            }
+        };
+        let options = h
+            .options()
+            .mcp_server(calc(calls.clone()))
+            .allowed_tools(["mcp__calc"])
+            .hook(
+                HookEvent::UserPromptSubmit,
+                HookMatcher::new(None),
+                record(
+                    &inputs,
+                    HookOutput::additional_context(
+                        HookEvent::UserPromptSubmit,
+                        "context-from-the-hook",
+                    ),
+                ),
+            )
+            .hook(
+                HookEvent::PreToolUse,
+                HookMatcher::new(Some("mcp__calc__.*")),
+                record(&inputs, HookOutput::allow_tool()),
+            )
+            .hook(
+                HookEvent::PostToolUse,
+                HookMatcher::new(None),
+                record(&inputs, HookOutput::default()),
+            )
+            .hook(
+                HookEvent::Stop,
+                HookMatcher::new(None),
+                record(&inputs, HookOutput::default()),
+            );
+
+        let (messages, error) = drain(query("please add 20 and 22", options)).await;
+        assert!(error.is_none(), "{error:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        let tool_use_id = tool_uses(&messages)[0].id.clone();
+
+        let inputs = inputs.lock().unwrap().clone();
+        let events: Vec<HookEvent> = inputs.iter().map(|(i, _)| i.event()).collect();
+        assert_eq!(
+            events,
+            [
+                HookEvent::UserPromptSubmit,
+                HookEvent::PreToolUse,
+                HookEvent::PostToolUse,
+                HookEvent::Stop
+            ],
+            "{inputs:?}"
+        );
+        for (input, _) in &inputs {
+            assert!(input.session_id().is_some(), "{input:?}");
+            assert!(input.cwd().is_some(), "{input:?}");
+        }
+        let HookInput::UserPromptSubmit(prompt) = &inputs[0].0 else {
+            unreachable!()
+        };
+        assert_eq!(prompt.prompt.as_deref(), Some("please add 20 and 22"));
+        let HookInput::PreToolUse(pre) = &inputs[1].0 else {
+            unreachable!()
+        };
+        assert_eq!(pre.tool_name.as_deref(), Some("mcp__calc__add"));
+        assert_eq!(pre.tool_input, Some(json!({"a": 20, "b": 22})));
+        assert_eq!(pre.tool_use_id.as_deref(), Some(tool_use_id.as_str()));
+        assert_eq!(inputs[1].1.as_deref(), Some(tool_use_id.as_str()));
+        let HookInput::PostToolUse(post) = &inputs[2].0 else {
+            unreachable!()
+        };
+        assert_eq!(post.tool_name.as_deref(), Some("mcp__calc__add"));
+        assert_eq!(post.tool_use_id.as_deref(), Some(tool_use_id.as_str()));
+        let response = post.tool_response.clone().expect("tool_response");
+        assert!(response.to_string().contains("42"), "{response}");
+        let HookInput::Stop(stop) = &inputs[3].0 else {
+            unreachable!()
+        };
+        assert_eq!(stop.stop_hook_active, Some(false));
+        assert_eq!(
+            stop.last_assistant_message.as_deref(),
+            Some("results: 42"),
+            "{stop:?}"
+        );
+
+        // The UserPromptSubmit hook's context reached the model.
+        let first = &h.mock.conversation_requests()[0];
+        let body = serde_json::to_string(first.messages()).unwrap();
+        assert!(body.contains("context-from-the-hook"), "{body}");
+        h.finish().await;
+    })
+    .await
+}

@@ -1,0 +1,135 @@
+//! A 10 MiB tool result through the CLI and back.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use claude_agent::mcp::{Server, Tool};
+use claude_agent::query;
+use claude_agent_testkit::{MockModel, Turn};
+use serde_json::{Value, json};
+use support::*;
+
+const SIZE: usize = 10 * 1024 * 1024;
+
+/// The most characters of an MCP result the pinned CLI passes inline.
+const INLINE_CEILING: usize = 500_000;
+
+/// `size` characters: a head marker, a repeated body, a tail marker.
+fn big_text(size: usize) -> String {
+    let head = "BEGIN-OF-BIG-RESULT\n";
+    let tail = "\nEND-OF-BIG-RESULT";
+    let line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_\n";
+    let mut text = String::with_capacity(size);
+    text.push_str(head);
+    while text.len() + line.len() <= size - tail.len() {
+        text.push_str(line);
+    }
+    while text.len() < size - tail.len() {
+        text.push('.');
+    }
+    text.push_str(tail);
+    assert_eq!(text.len(), size);
+    text
+}
+
+/// The persisted-output notice the CLI shows the model instead of a result
+/// over its inline ceiling: the path of the file holding the whole result.
+fn persisted_path(notice: &str) -> PathBuf {
+    let rest = notice
+        .split("Full output saved to: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("not a persisted-output notice: {notice:.300}"));
+    PathBuf::from(rest.lines().next().unwrap().trim())
+}
+
+/// A 10 MiB result, with the tool's `_meta` `anthropic/maxResultSizeChars`
+/// set through the Tool builder and the server's own cap raised.
+///
+/// The pinned CLI passes MCP results inline only up to 500,000 characters,
+/// whatever the `_meta` says (measured: 500,000 inline, 500,001 persisted),
+/// so the 10 MiB result is saved to a file and the model gets a notice with
+/// a preview. What is verified: a 500,000-character result of the same tool
+/// goes to the model inline (so the `_meta` arrives: the default inline
+/// limit is 50,000); the file the CLI wrote holds the whole 10 MiB result,
+/// byte for byte (so our ~10 MiB line reached the CLI intact); and a
+/// 10 MiB answer of the model comes back through our reader (the CLI writes
+/// it in an `assistant` line and again in the `result` line).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use(
+                    "mcp__big__dump",
+                    json!({"size": INLINE_CEILING}),
+                ))
+                .turn(Turn::tool_use("mcp__big__dump", json!({"size": SIZE})))
+                .turn(Turn::text(big_text(SIZE))),
+        )
+        .await;
+        let server = Server::builder("big", "1.0.0")
+            // The server's own cap (1 Mi characters by default) is raised …
+            .max_result_chars(2 * SIZE)
+            // … and the CLI is told it may pass the result inline.
+            .tool(
+                Tool::raw(
+                    "dump",
+                    "A lot of text",
+                    json!({"type": "object", "properties": {"size": {"type": "integer"}}}),
+                    |args: Value| async move { big_text(args["size"].as_u64().unwrap() as usize) },
+                )
+                .max_result_size_chars(2 * SIZE as u64),
+            )
+            .build();
+        let options = h.options().mcp_server(server).allowed_tools(["mcp__big"]);
+
+        let started = Instant::now();
+        let (messages, error) = drain(query("dump it", options)).await;
+        let took = started.elapsed();
+        assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
+
+        let sent = h.mock.tool_results();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert!(sent.iter().all(|r| !r.is_error));
+        // 500,000 characters: inline, whole.
+        assert_eq!(sent[0].text(), big_text(INLINE_CEILING));
+        // 10 MiB: saved by the CLI, all of it.
+        let notice = sent[1].text();
+        assert!(notice.contains("<persisted-output>"), "{notice:.300}");
+        assert!(notice.contains("BEGIN-OF-BIG-RESULT"), "{notice:.300}");
+        let path = persisted_path(&notice);
+        assert!(
+            path.starts_with(h.env.config_dir()),
+            "{} is not under the config folder",
+            path.display()
+        );
+        let saved: Value = serde_json::from_slice(&std::fs::read(&path).expect("the saved result"))
+            .expect("JSON content blocks");
+        assert_eq!(saved[0]["type"], "text", "{saved:.300}");
+        let saved = saved[0]["text"].as_str().expect("text");
+        assert_eq!(saved.len(), SIZE);
+        assert!(saved == big_text(SIZE), "the saved result differs");
+
+        // Our side: the tool results came back, and so did the 10 MiB answer.
+        let seen = tool_results(&messages);
+        assert_eq!(seen.len(), 2);
+        assert_eq!(result_text(&seen[0]).len(), INLINE_CEILING);
+        let last_text = messages
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                claude_agent::Message::Assistant(a) => Some(a.text()),
+                _ => None,
+            })
+            .expect("an assistant message");
+        assert!(last_text == big_text(SIZE), "{} chars", last_text.len());
+        let result = results(&messages).pop().expect("a result");
+        assert!(!result.is_error, "{result:?}");
+        assert!(result.result.as_deref() == Some(big_text(SIZE).as_str()));
+        eprintln!("the 10 MiB round trip took {took:?}");
+        h.finish().await;
+    })
+    .await
+}

@@ -1,0 +1,128 @@
+//! The real Claude Code CLI (offline, against the testkit's mock model)
+//! using our calculator example as an *external* MCP server, through
+//! `--mcp-config`: spawned by the CLI over stdio, and over Streamable HTTP.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use claude_agent::{McpServerConfig, query};
+use claude_agent_testkit::{MockModel, Turn};
+use serde_json::json;
+use support::*;
+
+/// The calculator example next to this test binary (built on demand).
+fn calculator() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/calculator");
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-p", "claude-agent", "--example", "calculator"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the calculator example failed");
+    }
+    path
+}
+
+/// The calculator serving HTTP on a free port of 127.0.0.1; killed and reaped on drop.
+struct HttpCalculator {
+    child: Child,
+    url: String,
+}
+
+impl HttpCalculator {
+    fn start() -> Self {
+        let mut child = Command::new(calculator())
+            .args(["--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("calculator said {line:?}"))
+            .to_owned();
+        Self { child, url }
+    }
+}
+
+impl Drop for HttpCalculator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The model adds, divides by zero, then repeats both tool results.
+fn script() -> claude_agent_testkit::MockModelBuilder {
+    MockModel::builder()
+        .turn(Turn::tool_use("mcp__calc__add", json!({"a": 2, "b": 3})))
+        .turn(Turn::tool_use("mcp__calc__divide", json!({"a": 1, "b": 0})))
+        .turn(Turn::dynamic(|req| {
+            let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
+            Turn::text(format!("results: {}", texts.join(" | ")))
+        }))
+}
+
+async fn round_trip(h: &Harness, config: McpServerConfig) {
+    let options = h
+        .options()
+        .external_mcp_server("calc", config)
+        .allowed_tools(["mcp__calc__add", "mcp__calc__divide"])
+        .max_turns(4);
+    let (messages, error) = drain(query("What is 2+3, and 1/0?", options)).await;
+    assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
+    let results = tool_results(&messages);
+    assert_eq!(results.len(), 2, "{messages:#?}\n{}", h.stderr_text());
+    assert_eq!(result_text(&results[0]), "5");
+    assert_ne!(results[0].is_error, Some(true));
+    assert!(
+        result_text(&results[1]).contains("division by zero"),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(results[1].is_error, Some(true));
+    // What the model was sent back matches.
+    let sent = h.mock.tool_results();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert_eq!(sent[0].text(), "5");
+    assert!(sent[1].is_error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_runs_the_calculator_as_an_external_stdio_server() {
+    with_timeout(async {
+        let h = Harness::start(script()).await;
+        let exe = calculator().to_string_lossy().into_owned();
+        round_trip(&h, McpServerConfig::stdio(exe, ["--stdio"])).await;
+        h.finish().await;
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_uses_the_calculator_over_streamable_http() {
+    with_timeout(async {
+        let h = Harness::start(script()).await;
+        let calc = HttpCalculator::start();
+        round_trip(&h, McpServerConfig::http(calc.url.clone())).await;
+        drop(calc);
+        h.finish().await;
+    })
+    .await
+}
