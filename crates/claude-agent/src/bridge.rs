@@ -78,7 +78,9 @@ impl Bridge {
         names
     }
 
-    /// Answers one `mcp_message`: returns the control response payload.
+    /// Answers one `mcp_message`: returns the JSON-RPC reply (for a
+    /// notification or response: the acknowledgement) that goes into the
+    /// control response as `mcp_response`.
     pub(crate) async fn handle(&self, server_name: &str, message: Value) -> Value {
         let entry = self
             .servers
@@ -104,7 +106,7 @@ impl Bridge {
             }
             None => None,
         };
-        json!({ "mcp_response": reply.unwrap_or_else(ack) })
+        reply.unwrap_or_else(ack)
     }
 }
 

@@ -5,7 +5,10 @@
 //! * the **reader** owns the CLI's stdout. It routes control responses to the
 //!   waiting caller, starts one task per CLI control request, and forwards
 //!   every other message to the user's stream. It never awaits a handler.
-//! * the **writer** owns the CLI's stdin; everything written goes through its
+//! * the **writer** task owns the queue of frames written from synchronous
+//!   code (user messages, control requests, server notifications); answers
+//!   to CLI requests are written straight from their handler task through
+//!   the same [`LineWriter`], which keeps every frame whole;
 //!   queue, one whole JSON object per line.
 //! * one **handler task per CLI request** (`mcp_message`, `can_use_tool`,
 //!   `hook_callback`), which answers exactly once, even when the handler fails
@@ -51,6 +54,8 @@ type ControlOutcome = std::result::Result<Value, Error>;
 /// State shared by the session's tasks.
 pub(crate) struct Shared {
     out: mpsc::UnboundedSender<Outgoing>,
+    /// For answers written from handler tasks without a queue hop.
+    writer: LineWriter,
     pending: Mutex<HashMap<String, (String, oneshot::Sender<ControlOutcome>)>>,
     in_flight: Mutex<HashMap<String, CancellationToken>>,
     next_id: AtomicU64,
@@ -159,6 +164,7 @@ impl Session {
 
         let shared = Arc::new(Shared {
             out: out_tx,
+            writer: process.writer.clone(),
             pending: Mutex::new(HashMap::new()),
             in_flight: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -394,15 +400,15 @@ impl Shared {
     }
 
     fn on_control_request(self: &Arc<Self>, value: Value) {
-        let Some(request_id) = value
-            .get("request_id")
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            tracing::warn!("control_request without a request_id ignored");
+        // Take the request out of the frame: no copy, even of a 10 MiB argument.
+        let Value::Object(mut frame) = value else {
             return;
         };
-        let request = value.get("request").cloned().unwrap_or(Value::Null);
+        let Some(Value::String(request_id)) = frame.remove("request_id") else {
+            tracing::warn!("control_request without a string request_id ignored");
+            return;
+        };
+        let request = frame.remove("request").unwrap_or(Value::Null);
         let token = CancellationToken::new();
         self.in_flight
             .lock()
@@ -425,19 +431,22 @@ impl Shared {
             {
                 return;
             }
-            let response = match outcome {
-                Ok(Ok(payload)) => json!({
-                    "subtype": "success", "request_id": request_id, "response": payload,
-                }),
-                Ok(Err(message)) => json!({
-                    "subtype": "error", "request_id": request_id, "error": message,
-                }),
-                Err(panic) => json!({
-                    "subtype": "error", "request_id": request_id,
-                    "error": format!("the SDK's handler panicked: {}", panic_message(&*panic)),
-                }),
+            let panicked;
+            let body = match &outcome {
+                Ok(Ok(payload)) => ResponseBody::success(&request_id, payload),
+                Ok(Err(message)) => ResponseBody::error(&request_id, message),
+                Err(panic) => {
+                    panicked = format!("the SDK's handler panicked: {}", panic_message(&**panic));
+                    ResponseBody::error(&request_id, &panicked)
+                }
             };
-            let _ = shared.send(json!({"type": "control_response", "response": response}));
+            let frame = ResponseFrame {
+                kind: "control_response",
+                response: body,
+            };
+            if let Err(e) = shared.writer.send(&frame).await {
+                tracing::debug!("answering the CLI failed: {e}");
+            }
         });
     }
 
@@ -446,9 +455,11 @@ impl Shared {
         &self,
         request: Value,
         cancel: CancellationToken,
-    ) -> std::result::Result<Value, String> {
+    ) -> std::result::Result<Payload, String> {
         match CliRequest::from_value(request) {
-            CliRequest::McpMessage(m) => Ok(self.bridge.handle(&m.server_name, m.message).await),
+            CliRequest::McpMessage(m) => Ok(Payload::Mcp(
+                self.bridge.handle(&m.server_name, m.message).await,
+            )),
             CliRequest::CanUseTool(req) => {
                 let Some(callback) = &self.can_use_tool else {
                     return Err("no permission callback is registered in this SDK session".into());
@@ -463,7 +474,7 @@ impl Shared {
                 };
                 let original = req.input.clone();
                 let result = callback(req.tool_name.clone(), req.input.clone(), ctx).await;
-                Ok(permission_payload(result, original))
+                Ok(Payload::Plain(permission_payload(result, original)))
             }
             CliRequest::HookCallback(req) => {
                 let Some(callback) = self.hooks.get(&req.callback_id) else {
@@ -475,7 +486,9 @@ impl Shared {
                 };
                 let input = HookInput::from_value(req.input.clone());
                 let output = callback(input, ctx).await;
-                serde_json::to_value(output).map_err(|e| e.to_string())
+                serde_json::to_value(output)
+                    .map(Payload::Plain)
+                    .map_err(|e| e.to_string())
             }
             CliRequest::Unknown(v) => Err(format!(
                 "unsupported control request subtype {}",
@@ -505,6 +518,66 @@ impl Shared {
             let _ = self.messages.send(Err(error));
         }
         self.closed.cancel();
+    }
+}
+
+/// The payload of a success answer to a CLI request.
+enum Payload {
+    /// A JSON-RPC reply, sent as `{"mcp_response": reply}`.
+    Mcp(Value),
+    /// Sent as is.
+    Plain(Value),
+}
+
+impl serde::Serialize for Payload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Self::Mcp(reply) => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry("mcp_response", reply)?;
+                map.end()
+            }
+            Self::Plain(value) => value.serialize(s),
+        }
+    }
+}
+
+/// `{"type":"control_response","response":{…}}`, serialized from borrows.
+#[derive(serde::Serialize)]
+struct ResponseFrame<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    response: ResponseBody<'a>,
+}
+
+#[derive(serde::Serialize)]
+struct ResponseBody<'a> {
+    subtype: &'static str,
+    request_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Payload>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+impl<'a> ResponseBody<'a> {
+    fn success(request_id: &'a str, payload: &'a Payload) -> Self {
+        Self {
+            subtype: "success",
+            request_id,
+            response: Some(payload),
+            error: None,
+        }
+    }
+
+    fn error(request_id: &'a str, message: &'a str) -> Self {
+        Self {
+            subtype: "error",
+            request_id,
+            response: None,
+            error: Some(message),
+        }
     }
 }
 
