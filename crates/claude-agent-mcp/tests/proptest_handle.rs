@@ -223,3 +223,213 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------ raw tools: schema boundary
+
+/// What the `strict` raw tool's schema allows, written out by hand.
+fn strict_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "mode": {"enum": ["read", "write"]},
+            "n": {"type": "integer", "minimum": 0, "maximum": 10},
+            "path": {"type": "string", "maxLength": 16, "pattern": "^[a-z/]*$"}
+        },
+        "required": ["mode"],
+        "additionalProperties": false
+    })
+}
+
+/// The same rules as [`strict_schema`], independently.
+fn strict_allows(v: &Value) -> bool {
+    let Some(o) = v.as_object() else { return false };
+    let mode_ok = matches!(o.get("mode").and_then(Value::as_str), Some("read" | "write"));
+    let n_ok = o.get("n").is_none_or(|n| {
+        // JSON Schema integers include 3.0.
+        n.as_f64()
+            .is_some_and(|f| f.fract() == 0.0 && (0.0..=10.0).contains(&f))
+    });
+    let path_ok = o.get("path").is_none_or(|p| {
+        p.as_str().is_some_and(|s| {
+            s.chars().count() <= 16 && s.chars().all(|c| c.is_ascii_lowercase() || c == '/')
+        })
+    });
+    let keys_ok = o.keys().all(|k| ["mode", "n", "path"].contains(&k.as_str()));
+    mode_ok && n_ok && path_ok && keys_ok
+}
+
+fn strict_arguments() -> impl Strategy<Value = Value> {
+    let near = (
+        prop::option::of(prop_oneof![
+            Just(json!("read")),
+            Just(json!("write")),
+            Just(json!("READ")),
+            Just(json!(1)),
+        ]),
+        prop::option::of(prop_oneof![
+            (-2i64..13).prop_map(Value::from),
+            Just(json!(3.0)),
+            Just(json!(2.5)),
+            Just(json!("3")),
+        ]),
+        prop::option::of(prop_oneof![
+            "[a-z/]{0,20}".prop_map(Value::from),
+            Just(json!("../../etc/passwd")),
+            Just(json!("/tmp\u{0}x")),
+        ]),
+        prop::option::of(json_value()),
+    )
+        .prop_map(|(mode, n, path, extra)| {
+            let mut m = Map::new();
+            for (k, v) in [("mode", mode), ("n", n), ("path", path), ("other", extra)] {
+                if let Some(v) = v {
+                    m.insert(k.into(), v);
+                }
+            }
+            Value::Object(m)
+        });
+    prop_oneof![4 => near, 1 => json_value()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A raw tool's handler only ever sees arguments its schema allows; the
+    /// rest are refused with an `isError` result before it runs.
+    #[test]
+    fn raw_tool_handlers_only_see_arguments_their_schema_allows(
+        arguments in strict_arguments(),
+        id in request_id(),
+    ) {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = std::sync::Arc::clone(&seen);
+        let server = Server::builder("raw", "1")
+            .tool(Tool::raw("strict", "", strict_schema(), move |v: Value| {
+                record.lock().unwrap().push(v);
+                async { "ran" }
+            }))
+            .build();
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "strict", "arguments": arguments}});
+        let reply = runtime().block_on(server.handle(call, RequestContext::new())).unwrap();
+        check_reply(&reply, &id)?;
+        let allowed = strict_allows(&arguments);
+        let seen = seen.lock().unwrap();
+        prop_assert_eq!(seen.len(), usize::from(allowed), "{}", arguments);
+        if allowed {
+            prop_assert_eq!(&reply["result"]["isError"], &json!(false), "{}", reply);
+            prop_assert_eq!(&seen[0], &arguments);
+        } else if arguments.is_object() || arguments.is_null() {
+            // (`null` counts as no arguments, like an absent member.)
+            prop_assert_eq!(&reply["result"]["isError"], &json!(true), "{}", reply);
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+            prop_assert!(text.starts_with("Invalid arguments"), "{}", text);
+        } else {
+            // Not even an object: malformed params.
+            prop_assert_eq!(&reply["error"]["code"], &json!(-32602), "{}", reply);
+        }
+    }
+}
+
+// ------------------------------------- notifications/cancelled racing calls
+
+#[derive(Debug, Clone)]
+struct Call {
+    start: u64,
+    sleep: u64,
+}
+
+/// Calls start and finish on even milliseconds, cancellations arrive on odd
+/// ones, so under the paused clock every race has one right answer.
+fn race() -> impl Strategy<Value = (Vec<Call>, Vec<(u64, usize)>, bool)> {
+    (
+        prop::collection::vec((0u64..20, 1u64..20), 1..6),
+        prop::collection::vec((0u64..30, 0usize..8), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(|(calls, cancels, string_ids)| {
+            let calls = calls
+                .into_iter()
+                .map(|(s, d)| Call {
+                    start: 2 * s,
+                    sleep: 2 * d,
+                })
+                .collect();
+            let cancels = cancels.into_iter().map(|(t, i)| (2 * t + 1, i)).collect();
+            (calls, cancels, string_ids)
+        })
+}
+
+fn sleepy_server() -> Server {
+    Server::builder("race", "1")
+        .tool(Tool::raw_with_context(
+            "sleep",
+            "",
+            json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            |v: Value, ctx: claude_agent_mcp::ToolContext| async move {
+                let ms = v["ms"].as_u64().unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                // Finished before any cancellation could be seen.
+                assert!(!ctx.is_cancelled() || ms == 0);
+                "done"
+            },
+        ))
+        .build()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Each call is answered once, with its own id; exactly the calls whose
+    /// cancellation arrived while they ran report being cancelled; the
+    /// notifications get no reply; nothing stays in flight.
+    #[test]
+    fn cancellations_racing_calls_end_exactly_the_running_ones((calls, cancels, string_ids) in race()) {
+        let server = sleepy_server();
+        let session = Session::new();
+        let id_of = |i: usize| if string_ids { json!(format!("c{i}")) } else { json!(i) };
+        let (call_replies, cancel_replies) = runtime().block_on(async {
+            let call_tasks: Vec<_> = calls.iter().enumerate().map(|(i, c)| {
+                let (server, ctx) = (server.clone(), RequestContext::with_session(session.clone()));
+                let msg = json!({"jsonrpc": "2.0", "id": id_of(i), "method": "tools/call",
+                                 "params": {"name": "sleep", "arguments": {"ms": c.sleep}}});
+                let start = c.start;
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(start)).await;
+                    server.handle(msg, ctx).await
+                })
+            }).collect();
+            let cancel_tasks: Vec<_> = cancels.iter().map(|&(at, target)| {
+                let (server, ctx) = (server.clone(), RequestContext::with_session(session.clone()));
+                // Targets past the last call name no call at all.
+                let msg = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                 "params": {"requestId": id_of(target), "reason": "race"}});
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(at)).await;
+                    server.handle(msg, ctx).await
+                })
+            }).collect();
+            let mut calls_out = Vec::new();
+            for t in call_tasks {
+                calls_out.push(t.await.unwrap());
+            }
+            let mut cancels_out = Vec::new();
+            for t in cancel_tasks {
+                cancels_out.push(t.await.unwrap());
+            }
+            (calls_out, cancels_out)
+        });
+        prop_assert!(cancel_replies.iter().all(Option::is_none), "{:?}", cancel_replies);
+        prop_assert_eq!(session.in_flight(), 0);
+        for (i, (c, reply)) in calls.iter().zip(&call_replies).enumerate() {
+            let reply = reply.as_ref().ok_or_else(|| TestCaseError::fail("a call got no reply"))?;
+            check_reply(reply, &id_of(i))?;
+            let cancelled = cancels
+                .iter()
+                .any(|&(at, target)| target == i && c.start < at && at < c.start + c.sleep);
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+            prop_assert_eq!(&reply["result"]["isError"], &json!(cancelled), "call {}: {}", i, reply);
+            prop_assert_eq!(text.contains("cancelled"), cancelled, "call {}: {}", i, reply);
+        }
+    }
+}

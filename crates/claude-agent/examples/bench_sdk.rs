@@ -11,6 +11,11 @@
 //! The topology is the real one: this process spawns the (fake) CLI, which
 //! inherits `FAKE_CLAUDE_SCENARIO`/`FAKE_CLAUDE_PARAMS`, measures, and
 //! writes its report. At exit this prints its own peak RSS on stderr.
+//!
+//! With `BENCH_SUBJECT_REPORT` set, it writes there (JSON) when it called
+//! `query()` and when the first message arrived, in ns since the Unix epoch:
+//! `{"query_ns": …, "first_message_ns": …}` — as the other SDKs' benchmark
+//! programs do (`bench/python_sdk.py`, `bench/ts_sdk.mjs`).
 
 use claude_agent::mcp::{Server, Tool};
 use claude_agent::{Message, Options, query};
@@ -56,8 +61,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .allowed_tools(["mcp__bench__add"]);
 
     let mut failed = None;
+    let query_ns = now_ns();
+    let mut first_message_ns = 0;
     let mut stream = std::pin::pin!(query("Run the benchmark.", options));
     while let Some(message) = stream.next().await {
+        if first_message_ns == 0 {
+            first_message_ns = now_ns();
+            write_timing(query_ns, first_message_ns);
+        }
         if let Message::Result(r) = message? {
             if r.is_error {
                 failed = r.result.clone();
@@ -77,5 +88,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match failed {
         Some(text) => Err(format!("the benchmark failed: {text}").into()),
         None => Ok(()),
+    }
+}
+
+/// The wall clock in ns since the Unix epoch (comparable with the fake CLI's).
+fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn write_timing(query_ns: u64, first_message_ns: u64) {
+    if let Some(path) = std::env::var_os("BENCH_SUBJECT_REPORT") {
+        let json = format!("{{\"query_ns\":{query_ns},\"first_message_ns\":{first_message_ns}}}");
+        if let Err(e) = std::fs::write(&path, json) {
+            eprintln!("bench_sdk: cannot write {}: {e}", path.to_string_lossy());
+        }
     }
 }

@@ -101,9 +101,28 @@ fn parse_args() -> Args {
     args
 }
 
-/// Runs one repetition of one subject; returns the fake CLI's report.
-fn run_once(args: &Args, subject: &Subject, dir: &Path, rep: usize) -> Result<BenchReport, String> {
+/// What the subject itself reports (`BENCH_SUBJECT_REPORT`): when it called
+/// `query()` and when it got the first message, ns since the Unix epoch.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+struct SubjectTiming {
+    #[serde(default)]
+    query_ns: u64,
+    #[serde(default)]
+    first_message_ns: u64,
+}
+
+/// One repetition of one subject.
+struct Rep {
+    report: BenchReport,
+    timing: Option<SubjectTiming>,
+    /// Why the run did not complete (the report then has the phases done).
+    failure: Option<String>,
+}
+
+/// Runs one repetition of one subject. `Err` when nothing was measured.
+fn run_once(args: &Args, subject: &Subject, dir: &Path, rep: usize) -> Result<Rep, String> {
     let report = dir.join(format!("{}-{rep}.json", subject.name));
+    let timing_path = dir.join(format!("{}-{rep}.timing.json", subject.name));
     let log = dir.join(format!("{}-{rep}.stderr", subject.name));
     let mut params = args.params.clone();
     params["report"] = json!(report);
@@ -111,7 +130,8 @@ fn run_once(args: &Args, subject: &Subject, dir: &Path, rep: usize) -> Result<Be
     let mut cmd = if subject.kind == "sdk" {
         let mut c = Command::new(&subject.cmd[0]);
         c.args(&subject.cmd[1..])
-            .env("FAKE_CLAUDE_PATH", &args.fake_cli);
+            .env("FAKE_CLAUDE_PATH", &args.fake_cli)
+            .env("BENCH_SUBJECT_REPORT", &timing_path);
         c
     } else {
         let mut c = Command::new(&args.fake_cli);
@@ -137,27 +157,67 @@ fn run_once(args: &Args, subject: &Subject, dir: &Path, rep: usize) -> Result<Be
         if started.elapsed() > args.timeout {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("timed out after {:?}", args.timeout));
+            break None;
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let tail = || {
         let s = std::fs::read_to_string(&log).unwrap_or_default();
-        s[s.len().saturating_sub(2000)..].to_owned()
+        let mut cut = s.len().saturating_sub(2000);
+        while !s.is_char_boundary(cut) {
+            cut += 1;
+        }
+        s[cut..].to_owned()
     };
-    if !status.success() {
-        return Err(format!(
-            "exited with {status}; stderr ends with:\n{}",
+    let mut failure = match status {
+        None => Some(format!("timed out after {:?}", args.timeout)),
+        Some(st) if !st.success() => Some(format!(
+            "exited with {st}; stderr ends with:\n{}",
             tail()
-        ));
-    }
-    let text = std::fs::read_to_string(&report)
-        .map_err(|e| format!("no report ({e}); stderr ends with:\n{}", tail()))?;
+        )),
+        Some(_) => None,
+    };
+    let text = std::fs::read_to_string(&report).map_err(|e| {
+        format!(
+            "no report ({e}); {}",
+            failure.clone().unwrap_or_else(|| format!("stderr ends with:\n{}", tail()))
+        )
+    })?;
     let report: BenchReport = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    if !report.failures.is_empty() {
-        return Err(format!("checks failed: {:?}", report.failures));
+    if failure.is_none() && !report.failures.is_empty() {
+        failure = Some(format!("checks failed: {:?}", report.failures));
     }
-    Ok(report)
+    if failure.is_none() && !report.complete {
+        failure = Some("the run stopped early".into());
+    }
+    if let Some(f) = &mut failure
+        && !report.failures.is_empty()
+        && !f.starts_with("checks failed")
+    {
+        *f = format!("{:?}; {f}", report.failures);
+    }
+    let timing = std::fs::read_to_string(&timing_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    Ok(Rep {
+        report,
+        timing,
+        failure,
+    })
+}
+
+/// The wall time of `fake-claude --version` (spawn, run, exit), ms: the
+/// fake CLI's own start, which the query-to-first-message overhead excludes.
+fn bare_cli_start_ms(fake_cli: &Path) -> Option<f64> {
+    let t = Instant::now();
+    let status = Command::new(fake_cli)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| t.elapsed().as_secs_f64() * 1e3)
 }
 
 /// Median and range of a sample.

@@ -3,8 +3,12 @@
 //! Phases: `warmup` calls (not reported); `serial` calls one at a time;
 //! `pipelined` calls with `window` (64) in flight; then for each size in
 //! `payload_sizes` (1 KiB, 100 KiB, 1 MiB, 10 MiB) `result_<size>` (the tool
-//! is asked for a result of that size, `reply_bytes`) and `args_<size>`
-//! (the arguments carry a `pad` string of that size), serially.
+//! is asked for a result of that size, `reply_bytes`), and then for each size
+//! `args_<size>` (the arguments carry a `pad` string of that size), serially.
+//!
+//! A phase stops sending after `phase_max_ms` (default: no limit), so that a
+//! slow subject gets fewer calls rather than a run of hours; the report has
+//! the calls actually made.
 //!
 //! Each round trip is timed from just before the request is written to the
 //! moment the line with the matching `control_response` has been read, and
@@ -15,6 +19,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -61,14 +66,35 @@ struct Setup {
     server: usize,
     peer_pid: i32,
     timeout: Duration,
+    max_time: Duration,
 }
 
 /// Runs the benchmark against `peer` (whose process is `peer_pid`) and
-/// returns the report (also written to `params.report` by the caller).
-pub fn run(peer: &mut Peer, peer_pid: i32) -> io::Result<BenchReport> {
+/// returns the report. With `out`, the report is also written there after
+/// every phase, so that a run cut short (the SDK died and took the fake CLI
+/// with it) still tells what was measured. A phase that cannot finish (the
+/// SDK closed the pipe, a timeout) ends the run: the remaining phases are
+/// listed in `failures` as not run.
+pub fn run(
+    peer: &mut Peer,
+    peer_pid: i32,
+    first_message_ns: u64,
+    out: Option<&Path>,
+) -> io::Result<BenchReport> {
     let mut report = BenchReport {
         peer_pid,
+        cli_main_ns: super::MAIN_NS.get().copied().unwrap_or(0),
+        first_message_ns,
         ..BenchReport::default()
+    };
+    let save = |report: &BenchReport| -> io::Result<()> {
+        if let Some(path) = out {
+            // Written whole, then renamed: a reader never sees half a report.
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, serde_json::to_vec_pretty(report)?)?;
+            std::fs::rename(&tmp, path)?;
+        }
+        Ok(())
     };
     let Some((server, tool)) = peer.target() else {
         report
@@ -83,68 +109,80 @@ pub fn run(peer: &mut Peer, peer_pid: i32) -> io::Result<BenchReport> {
         server,
         peer_pid,
         timeout: param_ms(&p, "timeout_ms", 120_000),
+        max_time: param_ms(&p, "phase_max_ms", 24 * 3600 * 1000),
     };
-    let small = |i: u64| format!("{{\"a\":{i},\"b\":2}}");
 
+    // (name, calls, window, arguments size, result size), in order.
+    let mut plan: Vec<(String, u64, u64, u64, u64)> = Vec::new();
     let warmup = param_u64(&p, "warmup", 1000);
-    if warmup > 0 {
-        phase(peer, &setup, "warmup", warmup, 1, &small, 0, 0)?;
-    }
     let serial = param_u64(&p, "serial", 20_000);
     let window = param_u64(&p, "window", 64).max(1);
     let pipelined = param_u64(&p, "pipelined", 50_000);
-    if serial > 0 {
-        report
-            .phases
-            .push(phase(peer, &setup, "serial", serial, 1, &small, 0, 0)?);
+    for (name, calls, window) in [
+        ("warmup", warmup, 1),
+        ("serial", serial, 1),
+        ("pipelined", pipelined, window),
+    ] {
+        if calls > 0 {
+            plan.push((name.into(), calls, window, 0, 0));
+        }
     }
-    if pipelined > 0 {
-        report.phases.push(phase(
-            peer,
-            &setup,
-            "pipelined",
-            pipelined,
-            window,
-            &small,
-            0,
-            0,
-        )?);
-    }
-    report.peer_hwm_kb_after_calls = status_kb(peer_pid, "VmHWM").unwrap_or(0);
-
     let sizes: Vec<u64> = match p.get("payload_sizes").and_then(Value::as_array) {
         Some(a) => a.iter().filter_map(Value::as_u64).collect(),
         None => vec![1 << 10, 100 << 10, 1 << 20, 10 << 20],
     };
     let budget = param_u64(&p, "payload_budget_bytes", 64 << 20);
-    for size in sizes {
-        let calls = (budget / size.max(1)).clamp(5, 2000);
-        let result_args = |i: u64| format!("{{\"a\":{i},\"b\":2,\"reply_bytes\":{size}}}");
-        report.phases.push(phase(
+    let calls_for = |size: u64| (budget / size.max(1)).clamp(5, 2000);
+    // Big results first, then big arguments: an SDK that cannot read big
+    // lines (Python's 1 MiB limit) fails at the first big argument, and its
+    // results of every size are measured by then.
+    for &size in &sizes {
+        plan.push((format!("result_{size}"), calls_for(size), 1, 0, size));
+    }
+    for &size in &sizes {
+        plan.push((format!("args_{size}"), calls_for(size), 1, size, 0));
+    }
+
+    let mut stopped = false;
+    for (name, calls, window, arg_bytes, result_bytes) in plan {
+        if stopped {
+            report.failures.push(format!("{name}: not run"));
+            continue;
+        }
+        let small = |i: u64| format!("{{\"a\":{i},\"b\":2}}");
+        let result_args =
+            |i: u64| format!("{{\"a\":{i},\"b\":2,\"reply_bytes\":{result_bytes}}}");
+        let pad = |_: u64| {
+            format!(
+                "{{\"a\":1,\"b\":2,\"pad\":\"{}\"}}",
+                "x".repeat(arg_bytes as usize)
+            )
+        };
+        let args: &dyn Fn(u64) -> String = if arg_bytes > 0 {
+            &pad
+        } else if result_bytes > 0 {
+            &result_args
+        } else {
+            &small
+        };
+        let ph = phase(
             peer,
             &setup,
-            &format!("result_{size}"),
+            &name,
             calls,
-            1,
-            &result_args,
-            0,
-            size,
-        )?);
-        let pad = format!(
-            "{{\"a\":1,\"b\":2,\"pad\":\"{}\"}}",
-            "x".repeat(size as usize)
-        );
-        let pad_args = |_: u64| pad.clone();
-        report.phases.push(phase(
-            peer,
-            &setup,
-            &format!("args_{size}"),
-            calls,
-            1,
-            &pad_args,
-            size,
-            0,
-        )?);
+            window,
+            args,
+            arg_bytes,
+            result_bytes,
+        )?;
+        stopped = ph.failure.is_some();
+        if name == "pipelined" || (name == "serial" && pipelined == 0) {
+            report.peer_hwm_kb_after_calls = ph.peer_hwm_kb;
+        }
+        if name != "warmup" {
+            report.phases.push(ph);
+        }
+        save(&report)?;
     }
     report.peer_hwm_kb_end = status_kb(peer_pid, "VmHWM").unwrap_or(0);
     report.self_hwm_kb = status_kb(std::process::id() as i32, "VmHWM").unwrap_or(0);
@@ -156,6 +194,8 @@ pub fn run(peer: &mut Peer, peer_pid: i32) -> io::Result<BenchReport> {
         }
     }
     report.failures.append(&mut peer.failures);
+    report.complete = !stopped;
+    save(&report)?;
     Ok(report)
 }
 
@@ -182,10 +222,18 @@ fn phase(
     let self_cpu0 = cpu_us(self_pid).unwrap_or(0.0);
     let started = Instant::now();
     let deadline = started + setup.timeout;
+    // A slow subject stops early: no new calls after `max_time`.
+    let cap = started + setup.max_time;
+    let mut calls = calls;
     let mut args_cache: Option<String> = None;
+    let mut failure: Option<String> = None;
 
     while (lat.len() as u64) + errors < calls {
         while sent < calls && (pending.len() as u64) < window {
+            if sent > 0 && Instant::now() >= cap {
+                calls = sent;
+                break;
+            }
             // The padded arguments are the same for every call: build once.
             let a = if arg_bytes > 0 {
                 args_cache.get_or_insert_with(|| args(sent)).as_str()
@@ -214,9 +262,15 @@ fn phase(
                 ",\"_meta\":{{\"claudecode/toolUseId\":\"toolu_bench{seq:016x}\",\"progressToken\":{id}}}}},\"jsonrpc\":\"2.0\",\"id\":{id}}}}}}}"
             )?;
             let at = Instant::now();
-            peer.out.raw(&buf)?;
+            if let Err(e) = peer.out.raw(&buf) {
+                failure = Some(format!("{name}: writing a request failed: {e}"));
+                break;
+            }
             pending.insert(seq, (at, id));
             sent += 1;
+        }
+        if failure.is_some() {
+            break;
         }
         if buf.capacity() > (1 << 20) {
             buf = Vec::with_capacity(1024);
@@ -239,20 +293,23 @@ fn phase(
         match pumped {
             Pumped::Line => {}
             Pumped::Eof => {
-                peer.fail(format!(
+                failure = Some(format!(
                     "{name}: the SDK closed the pipe with {} calls pending",
                     calls - lat.len() as u64
                 ));
                 break;
             }
             Pumped::Timeout => {
-                peer.fail(format!(
+                failure = Some(format!(
                     "{name}: timed out with {} calls pending",
                     pending.len()
                 ));
                 break;
             }
         }
+    }
+    if let Some(f) = &failure {
+        peer.fail(f.clone());
     }
     let wall = started.elapsed().as_secs_f64();
     if let Some(e) = first_error {
@@ -278,6 +335,8 @@ fn phase(
         peer_cpu_us: peer_cpu,
         peer_cpu_us_per_call: peer_cpu / done.max(1) as f64,
         self_cpu_us_per_call: self_cpu / done.max(1) as f64,
+        peer_hwm_kb: status_kb(setup.peer_pid, "VmHWM").unwrap_or(0),
+        failure,
     })
 }
 

@@ -66,6 +66,7 @@ pub const RESPONDER_ENV: &str = "FAKE_CLAUDE_RESPONDER";
 
 /// The fake CLI's `main`: returns the process exit code.
 pub fn main() -> i32 {
+    let _ = MAIN_NS.set(now_ns());
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--version" || a == "-v") {
         println!("{CLI_VERSION} (Claude Code)");
@@ -105,12 +106,19 @@ pub fn main() -> i32 {
             // SAFETY: fds 0 and 1 are ours for the whole process; nothing
             // else in the fake uses std's stdin/stdout handles.
             let (stdin, stdout) = unsafe { (File::from_raw_fd(0), File::from_raw_fd(1)) };
-            let peer = Peer::new(
+            let mut peer = Peer::new(
                 io::LineReader::new(stdin),
                 io::Out::new(stdout),
                 params,
                 model,
             );
+            // In-process servers declared the Python SDK's way (§1.5).
+            if let Some(config) = flag_value(&args, "mcp-config") {
+                peer.servers = peer::sdk_servers_in_mcp_config(&config)
+                    .into_iter()
+                    .map(peer::SdkServer::named)
+                    .collect();
+            }
             scenarios::run(
                 &scenario,
                 peer,
@@ -182,6 +190,18 @@ fn flag_value(args: &[String], name: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// When `main` started, in ns since the Unix epoch (0 when not run as the binary).
+pub(crate) static MAIN_NS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// The wall clock in ns since the Unix epoch: comparable across processes
+/// (the benchmark's query-to-first-message timing uses it).
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 pub(crate) fn random_u64() -> u64 {

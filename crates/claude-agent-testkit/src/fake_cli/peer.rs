@@ -108,6 +108,22 @@ pub struct SdkServer {
     pub tools: Vec<String>,
     /// Whether the handshake succeeded.
     pub connected: bool,
+    /// The handshake results the SDK sent in `initialize.sdkMcpServerManifests`,
+    /// when accepted (§5.14): the live handshake is then skipped.
+    pub manifest: Option<Value>,
+}
+
+impl SdkServer {
+    /// A server known by name only, before any handshake.
+    pub fn named(name: impl Into<String>) -> Self {
+        SdkServer {
+            name: name.into(),
+            next_id: 0,
+            tools: Vec::new(),
+            connected: false,
+            manifest: None,
+        }
+    }
 }
 
 /// The fake CLI's connection to the SDK (or to a responder it spawned).
@@ -285,17 +301,23 @@ impl Peer {
             "initialize" => {
                 if !self.initialized {
                     self.initialized = true;
+                    // Servers named here join those of `--mcp-config` (§5.1).
                     if let Some(names) = request.get("sdkMcpServers").and_then(Value::as_array) {
-                        self.servers = names
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(|n| SdkServer {
-                                name: n.to_owned(),
-                                next_id: 0,
-                                tools: Vec::new(),
-                                connected: false,
-                            })
-                            .collect();
+                        for n in names.iter().filter_map(Value::as_str) {
+                            if !self.servers.iter().any(|s| s.name == n) {
+                                self.servers.push(SdkServer::named(n));
+                            }
+                        }
+                    }
+                    if let Some(manifests) = request
+                        .get("sdkMcpServerManifests")
+                        .and_then(Value::as_object)
+                    {
+                        for (name, m) in manifests {
+                            if let Some(s) = self.servers.iter_mut().find(|s| s.name == *name) {
+                                s.manifest = Some(m.clone());
+                            }
+                        }
                     }
                     self.hooks = request.get("hooks").cloned().unwrap_or(Value::Null);
                 }
@@ -360,6 +382,16 @@ impl Peer {
         });
         if request.get("hooks").is_some_and(|h| !h.is_null()) {
             r["hooks_applied"] = json!(true);
+        }
+        if let Some(manifests) = request
+            .get("sdkMcpServerManifests")
+            .and_then(Value::as_object)
+        {
+            let parked: serde_json::Map<String, Value> = manifests
+                .iter()
+                .map(|(name, m)| (name.clone(), json!(manifest_verdict(m))))
+                .collect();
+            r["sdk_mcp_manifests_parked"] = Value::Object(parked);
         }
         r
     }
@@ -448,6 +480,17 @@ impl Peer {
         let timeout = Duration::from_secs(30);
         for i in 0..self.servers.len() {
             let name = self.servers[i].name.clone();
+            // An accepted manifest replaces the live handshake; the first
+            // call then uses id 2, as after a live one (§5.14).
+            let s = &mut self.servers[i];
+            if let Some(m) = s.manifest.as_ref()
+                && manifest_verdict(m) == "parked"
+            {
+                s.tools = tool_names(m.pointer("/toolsListResult"));
+                s.next_id = 2;
+                s.connected = true;
+                continue;
+            }
             let init = json!({"method": "initialize", "params": {
                 "protocolVersion": "2025-11-25", "capabilities": {},
                 "clientInfo": {"name": "claude-code", "title": "Claude Code",
@@ -485,18 +528,8 @@ impl Peer {
             let r = self.request(Self::mcp_request(&name, list), timeout)?;
             match check_mcp_result(r.as_ref(), 1) {
                 Ok(result) => {
-                    let tools = result
-                        .get("tools")
-                        .and_then(Value::as_array)
-                        .map(|t| {
-                            t.iter()
-                                .filter_map(|t| t.get("name").and_then(Value::as_str))
-                                .map(str::to_owned)
-                                .collect()
-                        })
-                        .unwrap_or_default();
                     let s = &mut self.servers[i];
-                    s.tools = tools;
+                    s.tools = tool_names(Some(&result));
                     s.next_id = 2;
                     s.connected = true;
                 }
@@ -702,6 +735,63 @@ pub fn check_mcp_result(r: Option<&Response>, id: u64) -> Result<Value, String> 
         .get("result")
         .cloned()
         .ok_or_else(|| format!("reply without result: {reply}"))
+}
+
+/// What the CLI does with a handshake manifest (§5.14): `"parked"` (used
+/// instead of the live handshake) or why not.
+pub fn manifest_verdict(manifest: &Value) -> &'static str {
+    match manifest
+        .pointer("/initializeResult/protocolVersion")
+        .and_then(Value::as_str)
+    {
+        Some("2025-11-25") if manifest.pointer("/toolsListResult/tools").is_some() => "parked",
+        Some("2025-11-25") => "invalid_manifest",
+        _ => "protocol_version_mismatch",
+    }
+}
+
+/// The tool names of a `tools/list` result.
+fn tool_names(result: Option<&Value>) -> Vec<String> {
+    result
+        .and_then(|r| r.get("tools"))
+        .and_then(Value::as_array)
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The names of the in-process servers in a `--mcp-config` value (a JSON
+/// object `{"mcpServers": {name: {"type": "sdk", "name": …}}}` or a path
+/// to a file holding one), in order.
+pub fn sdk_servers_in_mcp_config(value: &str) -> Vec<String> {
+    let text = if value.trim_start().starts_with('{') {
+        value.to_owned()
+    } else {
+        std::fs::read_to_string(value).unwrap_or_default()
+    };
+    let Ok(config) = serde_json::from_str::<Value>(&text) else {
+        return Vec::new();
+    };
+    config
+        .get("mcpServers")
+        .and_then(Value::as_object)
+        .map(|servers| {
+            servers
+                .iter()
+                .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some("sdk"))
+                .map(|(name, c)| {
+                    c.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(name)
+                        .to_owned()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The CLI's tool-name normalization (§5.10).

@@ -36,6 +36,20 @@ pub struct PhaseReport {
     pub peer_cpu_us_per_call: f64,
     /// CPU time the fake CLI itself used per call, µs.
     pub self_cpu_us_per_call: f64,
+    /// The peer's peak RSS (VmHWM) at the end of the phase, KiB.
+    #[serde(default)]
+    pub peer_hwm_kb: u64,
+    /// Why the phase stopped before all its calls were answered (the SDK
+    /// closed the pipe, a timeout); `None` when it completed.
+    #[serde(default)]
+    pub failure: Option<String>,
+}
+
+impl PhaseReport {
+    /// Completed with every answer good.
+    pub fn ok(&self) -> bool {
+        self.failure.is_none() && self.errors == 0 && self.calls > 0
+    }
 }
 
 /// What `bench` writes to `params.report`.
@@ -53,6 +67,18 @@ pub struct BenchReport {
     pub self_hwm_kb: u64,
     /// Checks that failed, if any.
     pub failures: Vec<String>,
+    /// When the fake CLI's `main` started, ns since the Unix epoch.
+    #[serde(default)]
+    pub cli_main_ns: u64,
+    /// When the fake CLI wrote the first message of the conversation
+    /// (`system/init`, right after the handshake and the user message), ns
+    /// since the Unix epoch.
+    #[serde(default)]
+    pub first_message_ns: u64,
+    /// Whether every phase ran (the report is rewritten after each phase, so
+    /// a run cut short leaves the phases done so far).
+    #[serde(default)]
+    pub complete: bool,
 }
 
 /// Latency percentiles over nanosecond samples.

@@ -30,12 +30,7 @@ pub(super) fn run(
             .unwrap_or_default();
         peer.servers = names
             .into_iter()
-            .map(|name| super::peer::SdkServer {
-                name,
-                next_id: 0,
-                tools: Vec::new(),
-                connected: false,
-            })
+            .map(super::peer::SdkServer::named)
             .collect();
     } else if !peer.wait_initialize(param_ms(&peer.params, "init_timeout_ms", 60_000))? {
         return Ok(0);
@@ -103,16 +98,19 @@ fn bench_scenario(peer: &mut Peer, peer_pid: i32, responder: bool) -> io::Result
     if !responder && peer.next_user(None)?.is_none() {
         return Ok(0);
     }
+    let first_message_ns = super::now_ns();
     peer.emit_init()?;
     let tool_use = format!("toolu_{}", &peer.uuid()[24..]);
     if let Some((server, tool)) = peer.target() {
         let name = peer.servers[server].name.clone();
         peer.emit_tool_use(&tool_use, &name, &tool, &json!({"a": 1, "b": 2}))?;
     }
-    let report = bench::run(peer, peer_pid)?;
-    if let Some(path) = peer.params.get("report").and_then(Value::as_str) {
-        std::fs::write(path, serde_json::to_vec_pretty(&report)?)?;
-    }
+    let out = peer
+        .params
+        .get("report")
+        .and_then(Value::as_str)
+        .map(std::path::PathBuf::from);
+    let report = bench::run(peer, peer_pid, first_message_ns, out.as_deref())?;
     let summary: Vec<String> = report
         .phases
         .iter()

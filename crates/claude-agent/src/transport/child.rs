@@ -36,7 +36,7 @@ impl Default for ShutdownTimeouts {
 /// behind) gets between SIGTERM and SIGKILL, at most.
 const STRAGGLER_GRACE: Duration = Duration::from_secs(1);
 /// How long `shutdown` waits for stderr to reach EOF after the exit.
-const STDERR_GRACE: Duration = Duration::from_millis(500);
+const STDERR_GRACE: Duration = Duration::from_secs(2);
 const POLL: Duration = Duration::from_millis(10);
 
 /// Owns the CLI process, which leads its own process group.
