@@ -8,12 +8,16 @@ mod peers;
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
-    Client, ClientOptions, InProcessTransport, RequestOptions, StdioOptions, StdioTransport,
+    Client, ClientOptions, HandshakeMode, InProcessTransport, RequestOptions, StdioOptions,
+    StdioTransport,
 };
 use serde_json::{Value, json};
 
 fn options() -> ClientOptions {
-    ClientOptions::new("fidelity", "1").request_timeout(Duration::from_secs(20))
+    ClientOptions::new("fidelity", "1")
+        .request_timeout(Duration::from_secs(20))
+        // These exercise the session-based revisions (ping, logging/setLevel).
+        .handshake(HandshakeMode::Initialize)
 }
 
 /// Runs every case; each outcome as JSON (`{"ok":…}` or `{"err":…,"code":…}`).

@@ -19,8 +19,27 @@ async fn calc() -> Client {
 }
 
 #[tokio::test]
-async fn handshake_falls_back_to_initialize_and_reports_the_server() {
+async fn handshake_discovers_the_stateless_revision() {
+    // Our server answers server/discover (2026-07-28), so Auto settles on it.
     let client = calc().await;
+    assert_eq!(client.server_info().unwrap().name, "calc");
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert!(client.server_state().stateless);
+    assert_eq!(client.instructions(), Some("A small calculator."));
+    assert!(client.server_capabilities().contains_key("tools"));
+    // The revision has no `ping`; the liveness check uses `server/discover`.
+    client.ping().await.unwrap();
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn handshake_falls_back_to_initialize_and_reports_the_server() {
+    let client = Client::connect(
+        InProcessTransport::new(calc::calc_server()),
+        ClientOptions::new("t", "1").handshake(HandshakeMode::Initialize),
+    )
+    .await
+    .unwrap();
     assert_eq!(client.server_info().unwrap().name, "calc");
     assert_eq!(client.protocol_version(), "2025-11-25");
     assert!(client.server_capabilities().contains_key("tools"));

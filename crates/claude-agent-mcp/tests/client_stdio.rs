@@ -8,12 +8,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, Inbox, StdioOptions, StdioTransport, Transport,
+    Client, ClientError, ClientOptions, HandshakeMode, Inbox, StdioOptions, StdioTransport,
+    Transport,
 };
 use serde_json::json;
 
 fn options() -> ClientOptions {
-    ClientOptions::new("stdio-test", "1").request_timeout(Duration::from_secs(20))
+    ClientOptions::new("stdio-test", "1")
+        .request_timeout(Duration::from_secs(20))
+        // These exercise the session-based revisions (ping, logging/setLevel).
+        .handshake(HandshakeMode::Initialize)
 }
 
 /// A shell wrapper: `sh -c "<script>; exec <server>"`.

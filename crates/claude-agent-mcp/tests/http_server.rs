@@ -295,7 +295,8 @@ async fn malformed_and_forbidden_requests_get_clear_errors() {
         .json()
         .await
         .unwrap();
-    assert_eq!(r["error"]["code"], -32601);
+    // A stateless (2026-07-28) request without its _meta: -32602.
+    assert_eq!(r["error"]["code"], -32602);
     assert_eq!(r["id"], 9);
 
     // A bad protocol version on an existing session; the server keeps serving.

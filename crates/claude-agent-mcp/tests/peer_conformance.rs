@@ -9,14 +9,43 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-/// Expected results: (harness folder, arguments, checks that must pass).
-/// No failures are expected in any of these; see the module docs of
-/// `http_server` for what the 2026-07-28 (stateless) revision still lacks.
-const SUITES: &[(&str, &[&str], usize)] = &[
-    ("conformance-0.1.16", &["--suite", "active"], 39),
-    ("conformance-0.1.16", &["--suite", "all"], 46),
-    ("conformance-alpha", &["--requirements", "2025-11-25"], 80),
+/// Expected results: (harness folder, arguments, checks that must pass,
+/// checks expected to fail).
+const SUITES: &[(&str, &[&str], usize, usize)] = &[
+    ("conformance-0.1.16", &["--suite", "active"], 39, 0),
+    ("conformance-0.1.16", &["--suite", "all"], 46, 0),
+    (
+        "conformance-alpha",
+        &["--requirements", "2025-11-25"],
+        83,
+        0,
+    ),
+    // Every scored scenario passes; the failures are all in EXPECTED_FAILURES.
+    (
+        "conformance-alpha",
+        &["--requirements", "2026-07-28"],
+        164,
+        30,
+    ),
 ];
+
+/// Scenarios that fail, and why. Each is "not scored" for its revision, so
+/// the harness still exits 0; a scenario listed here that starts passing
+/// (or one not listed that fails) fails this test.
+const EXPECTED_FAILURES: &[(&str, &str)] = &[
+    ("tasks-lifecycle", TASKS),
+    ("tasks-capability-negotiation", TASKS),
+    ("tasks-wire-fields", TASKS),
+    ("tasks-request-state-removal", TASKS),
+    ("tasks-mrtr-input", TASKS),
+    ("tasks-request-headers", TASKS),
+    ("tasks-dispatch-and-envelope", TASKS),
+    ("tasks-required-task-error", TASKS),
+    ("tasks-mrtr-composition", TASKS),
+];
+
+const TASKS: &str = "the Tasks extension (SEP-2663, io.modelcontextprotocol/tasks) is not \
+                     implemented: an optional extension, not scored for 2026-07-28";
 
 fn conformance_server() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -68,7 +97,7 @@ async fn conformance_server_suites_pass() {
         return;
     }
     let server = conformance_server();
-    for (harness, args, expected) in SUITES {
+    for (harness, args, expected, failing) in SUITES {
         let port = peers::free_port();
         let mut cmd = Command::new(&server);
         cmd.arg(port.to_string());
@@ -105,9 +134,28 @@ async fn conformance_server_suites_pass() {
             });
         assert_eq!(
             total,
-            format!("Total: {expected} passed, 0 failed"),
+            format!("Total: {expected} passed, {failing} failed"),
             "{harness} {args:?}\n{stdout}"
         );
+        let failed: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("✗ "))
+            .filter_map(|l| l.split(':').next())
+            .collect();
+        for scenario in &failed {
+            assert!(
+                EXPECTED_FAILURES.iter().any(|(s, _)| s == scenario),
+                "{harness} {args:?}: {scenario} failed unexpectedly\n{stdout}"
+            );
+        }
+        if *failing > 0 {
+            for (scenario, why) in EXPECTED_FAILURES {
+                assert!(
+                    failed.contains(scenario),
+                    "{harness} {args:?}: {scenario} passes now; drop it from EXPECTED_FAILURES ({why})"
+                );
+            }
+        }
         assert!(
             out.status.success(),
             "{harness} {args:?} exited with {}",

@@ -29,8 +29,12 @@ fn cursor_params(cursor: Option<&str>) -> Option<Value> {
 }
 
 impl Client {
-    /// `ping`: checks that the server answers.
+    /// Checks that the server answers: `ping`, or, at the stateless
+    /// 2026-07-28 revision (which has no `ping`), `server/discover`.
     pub async fn ping(&self) -> Result<(), ClientError> {
+        if self.protocol_version() == crate::types::STATELESS_PROTOCOL_VERSION {
+            return self.send_request("server/discover", None).await.map(drop);
+        }
         self.send_request("ping", None).await.map(drop)
     }
 

@@ -16,6 +16,7 @@ use super::config::ResponseMode;
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
+use super::stateless;
 use crate::jsonrpc::{self, Kind};
 use crate::server::{RequestContext, ResponseStream};
 
@@ -142,13 +143,11 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> Respons
         .unwrap_or_default()
         .to_owned();
 
+    if session_header(headers).is_none() && stateless::is_stateless(headers, &message) {
+        return stateless::post(shared, headers, message).await;
+    }
     if method == "initialize" && session_header(headers).is_none() {
         return initialize(shared, message).await;
-    }
-    if method == "server/discover" && session_header(headers).is_none() {
-        // A 2026-07-28 client's probe: answer at once so it falls back to initialize.
-        let reply = jsonrpc::error_response(&id, jsonrpc::ErrorObject::method_not_found(&method));
-        return json_reply(StatusCode::OK, reply, None);
     }
     let http = match existing_session(shared, headers, &id) {
         Ok(s) => s,

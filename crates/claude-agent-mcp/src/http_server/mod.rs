@@ -10,8 +10,16 @@
 //!   `text/event-stream` that carries the request's progress and log
 //!   notifications and its requests to the client before the result (by
 //!   default for `tools/call`; see [`ResponseMode`]). Notifications and
-//!   responses get 202 with no body. A `server/discover` probe (revision
-//!   2026-07-28) without a session gets `-32601` at once.
+//!   responses get 202 with no body.
+//! * **POST of the stateless revision (2026-07-28)** — no `Mcp-Session-Id`,
+//!   and an `MCP-Protocol-Version` that is no session-based revision (or the
+//!   stateless `_meta` in the body, or `server/discover`): served without a
+//!   session. `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the
+//!   `Mcp-Param-*` headers of `x-mcp-header` arguments (plain, or
+//!   `=?base64?…?=`) must match the body, else 400 with `-32020`; `-32601`
+//!   is 404; `_meta`, version (`-32022`) and capability (`-32021`) errors are
+//!   400. The reply is one JSON body unless notifications come first (then
+//!   SSE); `subscriptions/listen` streams until the client disconnects.
 //! * **GET** opens the session's stream for messages not tied to a request
 //!   (`list_changed`, resource updates, requests to the client); with
 //!   `Last-Event-ID` it resumes a stream instead, replaying what came after.
@@ -55,6 +63,7 @@ mod guard;
 mod handlers;
 mod hub;
 mod sessions;
+mod stateless;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::context::{LogLevel, RequestContext};
 use super::session::Session;
-use super::{ServerInner, call, features};
+use super::{ServerInner, call, features, stateless};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
@@ -68,11 +68,44 @@ pub(crate) async fn handle(
         return None;
     };
 
-    let outcome = request(server, &id, &method, params, ctx).await;
+    let outcome = match stateless::request_meta(&method, params.as_ref()) {
+        Some(meta) => stateless_request(server, &id, &method, meta.cloned(), params, ctx).await,
+        None => request(server, &id, &method, params, ctx).await,
+    };
     Some(match outcome {
         Ok(result) => jsonrpc::response(&id, result),
         Err(error) => jsonrpc::error_response(&id, error),
     })
+}
+
+/// A request of the stateless revision (2026-07-28): its `_meta` checked,
+/// served on a session of its own, its result decorated as the revision says.
+async fn stateless_request(
+    server: &ServerInner,
+    id: &Value,
+    method: &str,
+    meta: Option<Map<String, Value>>,
+    params: Option<Value>,
+    ctx: RequestContext,
+) -> Result<Value, ErrorObject> {
+    stateless::validate_meta(meta.as_ref())?;
+    if stateless::REMOVED_METHODS.contains(&method) {
+        return Err(ErrorObject::method_not_found(method));
+    }
+    let result = match method {
+        "server/discover" => Ok(stateless::discover(server)),
+        "subscriptions/listen" => {
+            let params = params_object(params)?;
+            stateless::listen(server, id, &params, ctx).await
+        }
+        _ => {
+            let ctx = stateless::request_context(ctx, meta.as_ref());
+            request(server, id, method, params, ctx)
+                .await
+                .map_err(stateless::error)
+        }
+    }?;
+    Ok(stateless::decorate(server, method, result))
 }
 
 fn invalid(id: &Value, message: impl Into<String>) -> Value {
@@ -126,10 +159,7 @@ fn initialize(
         .filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v))
         .unwrap_or(LATEST_PROTOCOL_VERSION);
 
-    let mut capabilities = Map::new();
-    capabilities.insert("tools".into(), json!({"listChanged": true}));
-    capabilities.insert("logging".into(), json!({}));
-    server.catalog.capabilities(&mut capabilities);
+    let capabilities = stateless::capabilities(server);
 
     let result = InitializeResult {
         protocol_version: protocol_version.to_owned(),

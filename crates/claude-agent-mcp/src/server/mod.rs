@@ -71,6 +71,7 @@ mod resource;
 mod result;
 mod schema;
 mod session;
+pub mod stateless;
 mod stdio;
 mod tool;
 mod validate;
