@@ -66,9 +66,21 @@ fn structured(v: Value) {
         parts.extend(map.values().filter(|x| x.is_object()).cloned());
     }
     for p in parts {
-        assert_same(&CliRequest::from_value(p.clone()).to_value(), &p, "CliRequest");
-        assert_same(&HookInput::from_value(p.clone()).to_value(), &p, "HookInput");
-        assert_same(&ContentBlock::from_value(p.clone()).to_value(), &p, "ContentBlock");
+        assert_same(
+            &CliRequest::from_value(p.clone()).to_value(),
+            &p,
+            "CliRequest",
+        );
+        assert_same(
+            &HookInput::from_value(p.clone()).to_value(),
+            &p,
+            "HookInput",
+        );
+        assert_same(
+            &ContentBlock::from_value(p.clone()).to_value(),
+            &p,
+            "ContentBlock",
+        );
         // A config without `"type"` is stdio, and is written with it.
         let config = McpServerConfig::from_value(p.clone()).to_value();
         if p.get("type").is_some() {
@@ -77,9 +89,17 @@ fn structured(v: Value) {
         // Its structs accept a missing `"type"` and write `"system"`, so only
         // values that `Message::from_value` would hand it.
         if p["type"] == "system" {
-            assert_same(&SystemMessage::from_value(p.clone()).to_value(), &p, "SystemMessage");
+            assert_same(
+                &SystemMessage::from_value(p.clone()).to_value(),
+                &p,
+                "SystemMessage",
+            );
         }
-        assert_same(&ControlResponseBody::from_value(p.clone()).to_value(), &p, "ControlResponseBody");
+        assert_same(
+            &ControlResponseBody::from_value(p.clone()).to_value(),
+            &p,
+            "ControlResponseBody",
+        );
         assert_same(&Delta::from_value(p.clone()).to_value(), &p, "Delta");
         let _ = HookInput::from_value(p.clone()).event();
         // Built by the SDK, not lossless by design (defaults are written).
@@ -97,7 +117,8 @@ fn same(a: &Value, b: &Value) -> bool {
             x == y
                 || ((x.is_f64() || y.is_f64())
                     && x.as_f64() == y.as_f64()
-                    && x.as_f64().is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9007199254740992.0))
+                    && x.as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.abs() <= 9007199254740992.0))
         }
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
@@ -110,5 +131,8 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 fn assert_same(got: &Value, want: &Value, what: &str) {
-    assert!(same(got, want), "{what} did not round-trip:\n want {want}\n  got {got}");
+    assert!(
+        same(got, want),
+        "{what} did not round-trip:\n want {want}\n  got {got}"
+    );
 }

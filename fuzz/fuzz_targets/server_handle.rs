@@ -29,12 +29,56 @@ const DELIBERATE: &str = "deliberate tool panic (fuzz)";
 const CAP: usize = 2000;
 
 const WORDS: &[&str] = &[
-    "add", "person", "echo", "strict", "ctx", "broken", "slow", "missing", "a", "b", "name",
-    "age", "tags", "mode", "n", "ok", "err", "panic", "sleep", "big", "value", "progress", "log",
-    "content", "type", "text", "isError", "structuredContent", "result", "error", "id", "method",
-    "params", "jsonrpc", "2.0", "requestId", "reason", "cursor", "protocolVersion", "level",
-    "debug", "_meta", "progressToken", "claudecode/toolUseId", "arguments", "tools/call",
-    "2025-06-18", "2025-11-25", "capabilities", "clientInfo",
+    "add",
+    "person",
+    "echo",
+    "strict",
+    "ctx",
+    "broken",
+    "slow",
+    "missing",
+    "a",
+    "b",
+    "name",
+    "age",
+    "tags",
+    "mode",
+    "n",
+    "ok",
+    "err",
+    "panic",
+    "sleep",
+    "big",
+    "value",
+    "progress",
+    "log",
+    "content",
+    "type",
+    "text",
+    "isError",
+    "structuredContent",
+    "result",
+    "error",
+    "id",
+    "method",
+    "params",
+    "jsonrpc",
+    "2.0",
+    "requestId",
+    "reason",
+    "cursor",
+    "protocolVersion",
+    "level",
+    "debug",
+    "_meta",
+    "progressToken",
+    "claudecode/toolUseId",
+    "arguments",
+    "tools/call",
+    "2025-06-18",
+    "2025-11-25",
+    "capabilities",
+    "clientInfo",
 ];
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -71,10 +115,22 @@ fn server() -> &'static Server {
                 Tool::new("person", "", |p: Person| async move { Json(p) })
                     .output_schema::<Person>(),
             )
-            .tool(Tool::raw("echo", "", json!({}), |v: Value| async move { Json(v) }))
+            .tool(Tool::raw("echo", "", json!({}), |v: Value| async move {
+                Json(v)
+            }))
             .tool(Tool::raw("strict", "", strict, strict_tool).timeout(Duration::from_millis(50)))
-            .tool(Tool::raw_with_context("ctx", "", json!({"type": "object"}), ctx_tool))
-            .tool(Tool::raw("broken", "", json!({"type": 12}), |_: Value| async { "unreachable" }))
+            .tool(Tool::raw_with_context(
+                "ctx",
+                "",
+                json!({"type": "object"}),
+                ctx_tool,
+            ))
+            .tool(Tool::raw(
+                "broken",
+                "",
+                json!({"type": 12}),
+                |_: Value| async { "unreachable" },
+            ))
             .build()
     })
 }
@@ -105,6 +161,12 @@ async fn ctx_tool(v: Value, ctx: ToolContext) -> String {
         }
     }
     format!("{:?} {}", ctx.tool_use_id(), ctx.request_id())
+}
+
+/// Fail on the once-known gaps too (both fixed); `FUZZ_STRICT=0` turns it off.
+fn strict() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("FUZZ_STRICT").is_none_or(|v| v != "0"))
 }
 
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -151,7 +213,9 @@ fn params(u: &mut Unstructured, method: &str, ids: &[Value]) -> Result<Option<Va
     Ok(match method {
         "tools/call" => {
             let mut p = Map::new();
-            let name = *u.choose(&["add", "person", "echo", "strict", "ctx", "broken", "missing"])?;
+            let name = *u.choose(&[
+                "add", "person", "echo", "strict", "ctx", "broken", "missing",
+            ])?;
             p.insert("name".into(), name.into());
             let arguments = match (name, u.int_in_range(0..=3)?) {
                 ("add", 0) => json!({"a": json_gen::number(u)?, "b": json_gen::number(u)?}),
@@ -183,8 +247,10 @@ fn params(u: &mut Unstructured, method: &str, ids: &[Value]) -> Result<Option<Va
         }
         "logging/setLevel" => Some(json!({"level": string_or(u, &["debug", "error", "nope"])?})),
         "tools/list" => Some(json!({"cursor": string_or(u, &["", "0", "1"])?})),
-        "initialize" => Some(json!({"protocolVersion": string_or(u, &["2025-06-18", "2025-11-25", "1"])?,
-                                   "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}})),
+        "initialize" => Some(
+            json!({"protocolVersion": string_or(u, &["2025-06-18", "2025-11-25", "1"])?,
+                                   "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}),
+        ),
         _ => None,
     })
 }
@@ -203,9 +269,18 @@ fn message(u: &mut Unstructured, ids: &mut Vec<Value>) -> Result<Value> {
         return json_gen::value(u, WORDS, 3);
     }
     let methods = [
-        "tools/call", "tools/call", "tools/call", "notifications/cancelled",
-        "notifications/cancelled", "initialize", "notifications/initialized", "ping",
-        "tools/list", "logging/setLevel", "resources/list", "prompts/list",
+        "tools/call",
+        "tools/call",
+        "tools/call",
+        "notifications/cancelled",
+        "notifications/cancelled",
+        "initialize",
+        "notifications/initialized",
+        "ping",
+        "tools/list",
+        "logging/setLevel",
+        "resources/list",
+        "prompts/list",
     ];
     let mut m = Map::new();
     if u.ratio(7, 8)? {
@@ -217,8 +292,16 @@ fn message(u: &mut Unstructured, ids: &mut Vec<Value>) -> Result<Value> {
         2 => Some(Value::String(u.arbitrary()?)),
         _ => Some(Value::from(*u.choose(&methods)?)),
     };
-    let name = method.as_ref().and_then(Value::as_str).unwrap_or("").to_owned();
-    let id = if name.starts_with("notifications/") && u.ratio(7, 8)? { None } else { id(u)? };
+    let name = method
+        .as_ref()
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let id = if name.starts_with("notifications/") && u.ratio(7, 8)? {
+        None
+    } else {
+        id(u)?
+    };
     if let Some(p) = params(u, &name, ids)? {
         m.insert("params".into(), p);
     }
@@ -252,7 +335,7 @@ fn check_reply(message: &Value, reply: Option<&Value>) {
     // an invalid request (id null), though `jsonrpc::kind` calls it a
     // response; reported, tolerated here. (`regressions/server_handle/`)
     let bad_id = id.is_some_and(|id| !id.is_number() && !id.is_string());
-    if !has_method && is_response && bad_id {
+    if !has_method && is_response && bad_id && !strict() {
         if let Some(reply) = reply {
             assert_eq!(reply["error"]["code"], -32600, "{message} -> {reply}");
             assert_eq!(reply["id"], Value::Null, "{message} -> {reply}");
@@ -272,23 +355,48 @@ fn check_reply(message: &Value, reply: Option<&Value>) {
     );
     let answerable = id.filter(|id| id.is_number() || id.is_string());
     assert_eq!(reply["jsonrpc"], "2.0", "{message} -> {reply}");
-    assert_eq!(&reply["id"], answerable.unwrap_or(&Value::Null), "{message} -> {reply}");
-    let keys: Vec<_> = reply.as_object().expect("reply is an object").keys().collect();
+    assert_eq!(
+        &reply["id"],
+        answerable.unwrap_or(&Value::Null),
+        "{message} -> {reply}"
+    );
+    let keys: Vec<_> = reply
+        .as_object()
+        .expect("reply is an object")
+        .keys()
+        .collect();
     assert_eq!(keys.len(), 3, "{reply}");
     match (reply.get("result"), reply.get("error")) {
         (Some(result), None) => {
-            assert!(answerable.is_some(), "success without an id: {message} -> {reply}");
+            assert!(
+                answerable.is_some(),
+                "success without an id: {message} -> {reply}"
+            );
             assert!(result.is_object(), "{reply}");
             if let Some(content) = result.get("content") {
                 let mut chars = 0;
                 for block in content.as_array().expect("content is an array") {
                     if block["type"] == "text" {
-                        chars += block["text"].as_str().expect("text is a string").chars().count();
+                        chars += block["text"]
+                            .as_str()
+                            .expect("text is a string")
+                            .chars()
+                            .count();
                     }
                 }
                 assert!(result["isError"].is_boolean(), "{reply}");
-                // The cap plus the note appended when a result is cut.
-                assert!(chars <= CAP + 200, "result over the cap: {chars} chars");
+                // The cap plus the note appended when a result is cut. Known
+                // gap (reported; `regressions/server_handle/`): the "Invalid
+                // arguments" error echoes the arguments and skips the cap;
+                // checked only with FUZZ_STRICT=1 until that is fixed.
+                let known_gap = !strict()
+                    && content[0]["text"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("Invalid arguments"));
+                assert!(
+                    known_gap || chars <= CAP + 200,
+                    "result over the cap: {chars} chars: {message} -> {reply}"
+                );
             }
         }
         (None, Some(error)) => {
@@ -343,6 +451,9 @@ fuzz_target!(|input: &[u8]| {
     assert_eq!(session.in_flight(), 0, "calls left in flight");
     for m in outbox.lock().unwrap().iter() {
         assert_eq!(m["jsonrpc"], "2.0", "{m}");
-        assert!(m["method"].is_string() && m.get("id").is_none(), "not a notification: {m}");
+        assert!(
+            m["method"].is_string() && m.get("id").is_none(),
+            "not a notification: {m}"
+        );
     }
 });

@@ -8,10 +8,9 @@
 //! equal those of a line-by-line model of the event-stream rules over the
 //! whole stream.
 //!
-//! Known issue (reported, `fuzz/regressions/sse_parser/`): an empty `feed`
-//! between a chunk ending in CR and one starting with LF makes that LF a
-//! second line end. Until `SseParser::feed` ignores empty input, empty chunks
-//! are only fed with `FUZZ_SSE_EMPTY_CHUNKS=1`.
+//! Found here and fixed (`fuzz/regressions/sse_parser/`): an empty `feed`
+//! between a chunk ending in CR and one starting with LF made that LF a
+//! second line end. Empty chunks are fed unless `FUZZ_SSE_EMPTY_CHUNKS=0`.
 #![no_main]
 
 use claude_agent_mcp::client::http::{SseEvent, SseParser};
@@ -20,7 +19,7 @@ use std::sync::OnceLock;
 
 fn feed_empty_chunks() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("FUZZ_SSE_EMPTY_CHUNKS").is_some_and(|v| v == "1"))
+    *ON.get_or_init(|| std::env::var_os("FUZZ_SSE_EMPTY_CHUNKS").is_none_or(|v| v != "0"))
 }
 
 type Outcome = (Vec<SseEvent>, Option<String>, Option<u64>);
@@ -36,7 +35,9 @@ fuzz_target!(|input: &[u8]| {
     let mut pos = 0;
     let mut turn = 0;
     while pos < stream.len() && !(all_empty && turn >= sizes.len()) {
-        let size = sizes.get(turn % sizes.len().max(1)).map_or(stream.len(), |&s| usize::from(s));
+        let size = sizes
+            .get(turn % sizes.len().max(1))
+            .map_or(stream.len(), |&s| usize::from(s));
         turn += 1;
         let end = (pos + size).min(stream.len());
         if end == pos && !feed_empty_chunks() {
@@ -50,8 +51,15 @@ fuzz_target!(|input: &[u8]| {
 
     let mut whole = SseParser::new();
     let events = whole.feed(stream);
-    let at_once: Outcome = (events, whole.last_event_id().map(str::to_owned), whole.retry_ms());
-    assert_eq!(chunked, at_once, "chunking changed the outcome (sizes {sizes:?})");
+    let at_once: Outcome = (
+        events,
+        whole.last_event_id().map(str::to_owned),
+        whole.retry_ms(),
+    );
+    assert_eq!(
+        chunked, at_once,
+        "chunking changed the outcome (sizes {sizes:?})"
+    );
     assert_eq!(at_once, model(stream), "parser and model differ");
 });
 
@@ -79,7 +87,11 @@ fn model(stream: &[u8]) -> Outcome {
     for line in lines {
         if line.is_empty() {
             if let Some(data) = data.take() {
-                events.push(SseEvent { event: event.take(), data, id: last_id.clone() });
+                events.push(SseEvent {
+                    event: event.take(),
+                    data,
+                    id: last_id.clone(),
+                });
             }
             event = None;
             continue;

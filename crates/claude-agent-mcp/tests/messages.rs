@@ -149,3 +149,14 @@ async fn ids_are_preserved_exactly() {
         }
     }
 }
+
+#[tokio::test]
+async fn a_response_with_an_odd_id_gets_no_reply() {
+    // Found by fuzzing: a response is never answered, whatever its id.
+    let reply = send(
+        &server(),
+        json!({"jsonrpc":"2.0","id":false,"error":{"code":1,"message":"x"}}),
+    )
+    .await;
+    assert_eq!(reply, None);
+}

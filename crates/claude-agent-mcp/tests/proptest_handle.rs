@@ -243,7 +243,10 @@ fn strict_schema() -> Value {
 /// The same rules as [`strict_schema`], independently.
 fn strict_allows(v: &Value) -> bool {
     let Some(o) = v.as_object() else { return false };
-    let mode_ok = matches!(o.get("mode").and_then(Value::as_str), Some("read" | "write"));
+    let mode_ok = matches!(
+        o.get("mode").and_then(Value::as_str),
+        Some("read" | "write")
+    );
     let n_ok = o.get("n").is_none_or(|n| {
         // JSON Schema integers include 3.0.
         n.as_f64()
@@ -254,7 +257,9 @@ fn strict_allows(v: &Value) -> bool {
             s.chars().count() <= 16 && s.chars().all(|c| c.is_ascii_lowercase() || c == '/')
         })
     });
-    let keys_ok = o.keys().all(|k| ["mode", "n", "path"].contains(&k.as_str()));
+    let keys_ok = o
+        .keys()
+        .all(|k| ["mode", "n", "path"].contains(&k.as_str()));
     mode_ok && n_ok && path_ok && keys_ok
 }
 

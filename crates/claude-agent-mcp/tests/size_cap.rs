@@ -87,3 +87,22 @@ async fn cap_applies_to_raw_results_across_blocks() {
         "{second}"
     );
 }
+
+#[tokio::test]
+async fn invalid_argument_messages_are_capped_too() {
+    // Found by fuzzing: the message quotes the model's arguments, escaped
+    // (a NUL becomes six characters), so it can outgrow the cap.
+    let server = Server::builder("s", "1")
+        .max_result_chars(200)
+        .tool(big("big"))
+        .build();
+    let reply = ask(
+        &server,
+        call(1, "big", json!({"chars": "\u{0}".repeat(500)})),
+    )
+    .await;
+    assert_eq!(result(&reply)["isError"], true);
+    let t = text(result(&reply));
+    assert!(t.starts_with("Invalid arguments"), "{t}");
+    assert!(t.chars().count() < 400, "{} characters", t.chars().count());
+}

@@ -184,6 +184,10 @@ fn unparsable_objects_are_skipped_and_the_stream_goes_on() {
     let data = format!("{{\"n\":1e999}}\n{deep}\n{{\"ok\":true}}\n");
     for chunk in [1, 9, 4096] {
         let got = check_ndjson_reader(data.as_bytes(), &[chunk], 1 << 20);
-        assert_eq!(got, [ReaderItem::Object(json!({"ok": true}))], "chunk {chunk}");
+        assert_eq!(
+            got,
+            [ReaderItem::Object(json!({"ok": true}))],
+            "chunk {chunk}"
+        );
     }
 }

@@ -77,10 +77,14 @@ async fn run(
     let tool = &registered.tool;
     let name = tool.info.name.as_str();
 
+    let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
     if let Err(problems) = tool.input.check(&arguments) {
-        return CallToolResult::error(format!(
+        // The message quotes the model's arguments: it is capped like any result.
+        let mut result = CallToolResult::error(format!(
             "Invalid arguments for tool \"{name}\":\n{problems}"
         ));
+        limits::cap_text(&mut result, cap, name);
+        return result;
     }
 
     let token = CancellationToken::new();
@@ -141,7 +145,6 @@ async fn run(
         }
     };
 
-    let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
     limits::cap_text(&mut result, cap, name);
     result
 }

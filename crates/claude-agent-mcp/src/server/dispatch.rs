@@ -28,6 +28,13 @@ pub(crate) async fn handle(
     let id = match msg.remove("id") {
         None | Some(Value::Null) => None,
         Some(id @ (Value::Number(_) | Value::String(_))) => Some(id),
+        // A response (no method) never gets a reply, whatever its id.
+        Some(_)
+            if !msg.contains_key("method")
+                && (msg.contains_key("result") || msg.contains_key("error")) =>
+        {
+            return None;
+        }
         Some(other) => {
             let what = json_type_name(&other);
             return Some(invalid(

@@ -5,7 +5,9 @@
 //! All types are *open* and *lossless*: unknown `type`s, `subtype`s and block
 //! types decode to `Unknown(Value)` variants, never to errors, and every struct
 //! keeps the fields it does not model in `extra`, so
-//! `Message::from_value(v).to_value() == v` for every JSON object `v`.
+//! `Message::from_value(v).to_value() == v` for every JSON object `v`, with
+//! one exception: an integral float in a numeric field the types model
+//! (`1.0`) comes back as the integer (`1`), as JavaScript writes it.
 //!
 //! ```
 //! use claude_agent::message::Message;

@@ -60,6 +60,10 @@ impl SseParser {
     /// Feeds bytes; returns the events they complete.
     pub fn feed(&mut self, mut bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
+        // An empty chunk says nothing, not even that a CR was not followed by LF.
+        if bytes.is_empty() {
+            return out;
+        }
         if self.after_cr && bytes.first() == Some(&b'\n') {
             bytes = &bytes[1..];
         }
@@ -147,6 +151,14 @@ mod tests {
             out.extend(p.feed(c));
         }
         (out, p)
+    }
+
+    #[test]
+    fn an_empty_chunk_after_cr_does_not_split_the_line_ending() {
+        // Found by fuzzing: CR, empty chunk, LF is one line ending, not two.
+        let (ev, _) = all(&[b"data: a\r", b"", b"\ndata: b\n\n"]);
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(ev[0].data, "a\nb");
     }
 
     #[test]
