@@ -74,7 +74,9 @@ fn cli_request() -> impl Strategy<Value = (Value, Option<&'static str>)> {
     prop_oneof![
         (
             ".{1,12}",
-            json_value(),
+            // A required field that is null counts as missing (the request
+            // then decodes as unknown: see the malformed cases below).
+            json_value().prop_filter("input is present", |v| !v.is_null()),
             prop::option::of("toolu_[a-z0-9]{6}")
         )
             .prop_map(|(tool, input, use_id)| {
@@ -104,6 +106,10 @@ fn cli_request() -> impl Strategy<Value = (Value, Option<&'static str>)> {
         }),
         // Malformed known subtypes: a required field missing or mistyped.
         Just((json!({"subtype": "can_use_tool", "input": {}}), None)),
+        Just((
+            json!({"subtype": "can_use_tool", "tool_name": " ", "input": null}),
+            None
+        )),
         Just((
             json!({"subtype": "mcp_message", "server_name": 7, "message": {}}),
             None
