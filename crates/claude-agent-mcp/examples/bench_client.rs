@@ -2,10 +2,18 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-agent-mcp --example bench_client [in-process|stdio|all]
+//! cargo run --release -p claude-agent-mcp --example bench_client [in-process|stdio|all|bench]
 //! ```
 //! (`stdio` needs the `stdio_server` example built in the same profile:
 //! `cargo build --release -p claude-agent-mcp --example stdio_server`.)
+//!
+//! `bench` is the client benchmark of `scripts/bench`, run the same way as
+//! the other clients (`bench/mcp_client.py`, `bench/rmcp-client`): in-process
+//! against the calculator server, over stdio against `BENCH_STDIO_SERVER` (a
+//! JSON array: the command), over Streamable HTTP against `BENCH_HTTP_URL`
+//! (when set); serially, then 16 in flight; each measurement runs for
+//! `BENCH_CLIENT_SECONDS` after a warm-up and prints one JSON line:
+//! `{"transport", "in_flight", "calls", "seconds"}`.
 
 #[path = "../tests/support/calc.rs"]
 mod calc;
@@ -13,7 +21,7 @@ mod calc;
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientOptions, HandshakeMode, StdioOptions, StdioTransport,
+    Client, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, StdioOptions, StdioTransport,
 };
 use claude_agent_mcp::{Handler, RequestContext};
 use futures::StreamExt;
@@ -129,9 +137,80 @@ async fn stdio() {
     client.close().await.unwrap();
 }
 
+/// `call_tool("add", {"a":1,"b":2})` for `seconds` with `in_flight` at once
+/// (after a warm-up); prints the JSON line of the client benchmark.
+async fn measure(client: &Client, transport: &str, in_flight: usize, seconds: f64) {
+    let call = |client: Client| async move {
+        let r = client.call_tool("add", json!({"a":1,"b":2})).await.unwrap();
+        assert!(!r.is_error, "tool error: {}", r.text_content());
+    };
+    for _ in 0..200 {
+        call(client.clone()).await;
+    }
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(seconds);
+    let workers = (0..in_flight).map(|_| {
+        let client = client.clone();
+        async move {
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                call(client.clone()).await;
+                n += 1;
+            }
+            n
+        }
+    });
+    let calls: u64 = futures::future::join_all(workers).await.into_iter().sum();
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "{{\"transport\":\"{transport}\",\"in_flight\":{in_flight},\"calls\":{calls},\"seconds\":{secs}}}"
+    );
+}
+
+/// The client benchmark of `scripts/bench` (see the module documentation).
+async fn bench() {
+    let seconds: f64 = std::env::var("BENCH_CLIENT_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    let client = Client::in_process(calc::calc_server()).await.unwrap();
+    for in_flight in [1, 16] {
+        measure(&client, "in-process", in_flight, seconds).await;
+    }
+    let server: Vec<String> = serde_json::from_str(
+        &std::env::var("BENCH_STDIO_SERVER").expect("BENCH_STDIO_SERVER: the server command"),
+    )
+    .expect("BENCH_STDIO_SERVER is a JSON array of strings");
+    let transport =
+        StdioTransport::spawn(StdioOptions::new(&server[0]).args(&server[1..])).unwrap();
+    let client = Client::connect(transport, ClientOptions::new("bench", "1"))
+        .await
+        .unwrap();
+    for in_flight in [1, 16] {
+        measure(&client, "stdio", in_flight, seconds).await;
+    }
+    client.close().await.unwrap();
+    if let Ok(url) = std::env::var("BENCH_HTTP_URL")
+        && !url.is_empty()
+    {
+        let transport = HttpTransport::new(HttpOptions::new(url)).unwrap();
+        let client = Client::connect(transport, ClientOptions::new("bench", "1"))
+            .await
+            .unwrap();
+        for in_flight in [1, 16] {
+            measure(&client, "http", in_flight, seconds).await;
+        }
+        client.close().await.unwrap();
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if which == "bench" {
+        bench().await;
+        return;
+    }
     if which == "all" || which == "in-process" {
         in_process().await;
     }

@@ -11,6 +11,8 @@
 //! The topology is the real one: this process spawns the (fake) CLI, which
 //! inherits `FAKE_CLAUDE_SCENARIO`/`FAKE_CLAUDE_PARAMS`, measures, and
 //! writes its report. At exit this prints its own peak RSS on stderr.
+//! The runtime is tokio's default multi-thread one (`#[tokio::main]`), or a
+//! current-thread one with `BENCH_TOKIO=current_thread`.
 //!
 //! With `BENCH_SUBJECT_REPORT` set, it writes there (JSON) when it called
 //! `query()` and when the first message arrived, in ns since the Unix epoch:
@@ -40,8 +42,19 @@ struct AddArgs {
 /// Room for the 10 MiB payload phase.
 const MAX_RESULT: usize = 64 << 20;
 
-#[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // `BENCH_TOKIO=current_thread` runs everything on one thread (to measure
+    // what the worker-thread hand-offs of the default runtime cost).
+    let runtime = match std::env::var("BENCH_TOKIO").as_deref() {
+        Ok("current_thread") => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    }
+    .enable_all()
+    .build()?;
+    runtime.block_on(run())
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let cli = std::env::var_os("FAKE_CLAUDE_PATH")
         .ok_or("set FAKE_CLAUDE_PATH to the fake-claude binary")?;
     let add = Tool::new("add", "Add two numbers", |args: AddArgs| async move {

@@ -128,7 +128,7 @@ impl StreamableHttpService {
 
     /// Serves on `listener` until the process ends (or an I/O error).
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(listener, self.router()).await
+        axum::serve(no_delay(listener), self.router()).await
     }
 
     /// Serves on `listener` until `shutdown` completes, then ends every session.
@@ -137,12 +137,26 @@ impl StreamableHttpService {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let result = axum::serve(listener, self.router())
+        let result = axum::serve(no_delay(listener), self.router())
             .with_graceful_shutdown(shutdown)
             .await;
         self.shared.sessions.clear();
         result
     }
+}
+
+/// Turns Nagle's algorithm off on every accepted connection: an SSE response
+/// is written in pieces (headers and priming event, then the message), and
+/// Nagle with the client's delayed ACK held the second piece back ~40 ms.
+fn no_delay(
+    listener: TcpListener,
+) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::trace!("could not set TCP_NODELAY: {e}");
+        }
+    })
 }
 
 impl std::fmt::Debug for StreamableHttpService {

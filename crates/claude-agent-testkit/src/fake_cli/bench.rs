@@ -5,6 +5,7 @@
 //! `payload_sizes` (1 KiB, 100 KiB, 1 MiB, 10 MiB) `result_<size>` (the tool
 //! is asked for a result of that size, `reply_bytes`), and then for each size
 //! `args_<size>` (the arguments carry a `pad` string of that size), serially.
+//! `payload_kinds` (`["result"]`, `["args"]`) keeps only those payload phases.
 //!
 //! A phase stops sending after `phase_max_ms` (default: no limit), so that a
 //! slow subject gets fewer calls rather than a run of hours; the report has
@@ -136,11 +137,20 @@ pub fn run(
     // Big results first, then big arguments: an SDK that cannot read big
     // lines (Python's 1 MiB limit) fails at the first big argument, and its
     // results of every size are measured by then.
-    for &size in &sizes {
-        plan.push((format!("result_{size}"), calls_for(size), 1, 0, size));
+    // `payload_kinds` narrows the payload phases (for profiling one of them).
+    let kind = |k: &str| match p.get("payload_kinds").and_then(Value::as_array) {
+        Some(kinds) => kinds.iter().any(|v| v.as_str() == Some(k)),
+        None => true,
+    };
+    if kind("result") {
+        for &size in &sizes {
+            plan.push((format!("result_{size}"), calls_for(size), 1, 0, size));
+        }
     }
-    for &size in &sizes {
-        plan.push((format!("args_{size}"), calls_for(size), 1, size, 0));
+    if kind("args") {
+        for &size in &sizes {
+            plan.push((format!("args_{size}"), calls_for(size), 1, size, 0));
+        }
     }
 
     let mut stopped = false;
@@ -150,8 +160,7 @@ pub fn run(
             continue;
         }
         let small = |i: u64| format!("{{\"a\":{i},\"b\":2}}");
-        let result_args =
-            |i: u64| format!("{{\"a\":{i},\"b\":2,\"reply_bytes\":{result_bytes}}}");
+        let result_args = |i: u64| format!("{{\"a\":{i},\"b\":2,\"reply_bytes\":{result_bytes}}}");
         let pad = |_: u64| {
             format!(
                 "{{\"a\":1,\"b\":2,\"pad\":\"{}\"}}",
@@ -269,7 +278,8 @@ fn phase(
             pending.insert(seq, (at, id));
             sent += 1;
         }
-        if failure.is_some() {
+        // Stopped sending (failure, or the time cap) with nothing to wait for.
+        if failure.is_some() || pending.is_empty() {
             break;
         }
         if buf.capacity() > (1 << 20) {
@@ -294,7 +304,7 @@ fn phase(
             Pumped::Line => {}
             Pumped::Eof => {
                 failure = Some(format!(
-                    "{name}: the SDK closed the pipe with {} calls pending",
+                    "{name}: the SDK closed the pipe with {} of {calls} calls unanswered",
                     calls - lat.len() as u64
                 ));
                 break;
