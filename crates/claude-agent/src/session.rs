@@ -238,7 +238,16 @@ impl Shared {
     /// Queues one frame for the CLI.
     pub(crate) fn send(&self, frame: Value) -> Result<()> {
         // After the CLI ended (or `shutdown`), nothing would read the frame.
-        if self.closed.is_cancelled() {
+        // `exit` is recorded before the end is reported to the user, so a
+        // send made after seeing that report fails even if `closed` is not
+        // cancelled yet.
+        let ended = self.closed.is_cancelled()
+            || self
+                .exit
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .is_some();
+        if ended {
             return Err(self.closed_error());
         }
         self.out
