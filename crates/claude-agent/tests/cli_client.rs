@@ -21,13 +21,6 @@ fn calc() -> Server {
         .build()
 }
 
-fn echo_results() -> Turn {
-    Turn::dynamic(|req| {
-        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
-        Turn::text(format!("results: {}", texts.join(" | ")))
-    })
-}
-
 /// One `receive_response`: every message up to and including the result.
 async fn turn(client: &Client) -> Vec<Message> {
     let (messages, error) = drain(client.receive_response()).await;

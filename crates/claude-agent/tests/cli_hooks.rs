@@ -24,13 +24,6 @@ fn calc(calls: Arc<AtomicUsize>) -> Server {
 /// Each hook input with the envelope's `tool_use_id`, in order.
 type Inputs = Arc<Mutex<Vec<(HookInput, Option<String>)>>>;
 
-fn echo_results() -> Turn {
-    Turn::dynamic(|req| {
-        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
-        Turn::text(format!("results: {}", texts.join(" | ")))
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pre_tool_use_hook_blocks_the_tool() {
     with_timeout(async {

@@ -24,13 +24,6 @@ fn calc(calls: Arc<AtomicUsize>) -> Server {
         .build()
 }
 
-fn echo_results() -> Turn {
-    Turn::dynamic(|req| {
-        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
-        Turn::text(format!("results: {}", texts.join(" | ")))
-    })
-}
-
 type Asked = Arc<Mutex<Vec<(String, Value, Option<String>)>>>;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,13 +10,6 @@ use claude_agent_testkit::{MockModel, Turn};
 use serde_json::json;
 use support::*;
 
-fn echo_results() -> Turn {
-    Turn::dynamic(|req| {
-        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
-        Turn::text(format!("results: {}", texts.join(" | ")))
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tool_past_the_server_timeout_is_an_error_result() {
     with_timeout(async {

@@ -31,13 +31,6 @@ fn calc() -> Server {
 }
 
 /// Replies with the text of every tool result of the request, one per line.
-fn echo_results() -> Turn {
-    Turn::dynamic(|req| {
-        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
-        Turn::text(format!("results: {}", texts.join(" | ")))
-    })
-}
-
 fn success(messages: &[Message]) -> ResultMessage {
     let results = results(messages);
     assert_eq!(results.len(), 1, "one result expected: {results:?}");

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use claude_agent::message::{ResultMessage, ToolResultBlock, ToolUseBlock};
 use claude_agent::{ContentBlock, Message, Options};
-use claude_agent_testkit::{CliEnv, MockModel, MockModelBuilder};
+use claude_agent_testkit::{CliEnv, MockModel, MockModelBuilder, Turn};
 
 /// The most any one test may take.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(90);
@@ -465,4 +465,13 @@ pub fn slow_tool(name: &str, runs_for: Duration) -> (claude_agent::mcp::Tool, Sl
         },
     );
     (tool, probe)
+}
+
+/// A model turn that answers with the text of every tool result it was sent:
+/// `results: <first> | <second> …`.
+pub fn echo_results() -> Turn {
+    Turn::dynamic(|req| {
+        let texts: Vec<String> = req.tool_results().iter().map(|r| r.text()).collect();
+        Turn::text(format!("results: {}", texts.join(" | ")))
+    })
 }
