@@ -10,9 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{HookInput, HookOutput, PermissionResult, PermissionUpdate};
 
-/// Called with each stderr line of the CLI.
-pub(crate) type StderrFn = Arc<dyn Fn(&str) + Send + Sync>;
-
 pub(crate) type CanUseToolFn = Arc<
     dyn Fn(String, Value, PermissionContext) -> BoxFuture<'static, PermissionResult> + Send + Sync,
 >;

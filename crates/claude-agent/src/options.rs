@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::callbacks::{
-    CanUseToolFn, HookFn, HookMatcher, PermissionContext, StderrFn, boxed_can_use_tool, boxed_hook,
+    CanUseToolFn, HookFn, HookMatcher, PermissionContext, boxed_can_use_tool, boxed_hook,
 };
 use crate::mcp::Server;
 use crate::protocol::{
@@ -119,7 +119,7 @@ pub struct Options {
     pub(crate) agents: BTreeMap<String, AgentDefinition>,
     pub(crate) cli_path: Option<PathBuf>,
     pub(crate) extra_args: Vec<(String, Option<String>)>,
-    pub(crate) stderr: Option<StderrFn>,
+    pub(crate) stderr: Option<crate::transport::StderrCallback>,
     pub(crate) max_line_bytes: Option<usize>,
     pub(crate) control_timeout: Option<Duration>,
     pub(crate) shutdown_timeouts: ShutdownTimeouts,

@@ -81,7 +81,8 @@ pub(crate) struct Session {
     pub(crate) shared: Arc<Shared>,
     pub(crate) messages: tokio::sync::Mutex<mpsc::UnboundedReceiver<Result<Message>>>,
     shutdown_timeouts: ShutdownTimeouts,
-    pub(crate) initialize: Value,
+    /// The `initialize` request's fields (without `subtype`).
+    initialize: Map<String, Value>,
 }
 
 impl Session {
@@ -145,7 +146,6 @@ impl Session {
         }
 
         let mut initialize = Map::new();
-        initialize.insert("subtype".into(), "initialize".into());
         initialize.insert(
             "hooks".into(),
             if hooks_config.is_empty() {
@@ -188,17 +188,15 @@ impl Session {
             shared,
             messages: tokio::sync::Mutex::new(msg_rx),
             shutdown_timeouts: options.shutdown_timeouts,
-            initialize: Value::Object(initialize),
+            initialize,
         })
     }
 
     /// Sends `initialize` and waits for its answer.
     pub(crate) async fn initialize(&self) -> Result<Value> {
-        let Value::Object(mut req) = self.initialize.clone() else {
-            unreachable!("initialize is built as an object")
-        };
-        req.remove("subtype");
-        self.shared.request("initialize", req).await
+        self.shared
+            .request("initialize", self.initialize.clone())
+            .await
     }
 
     /// Writes a user message (already in wire form) and counts a turn.
