@@ -191,11 +191,16 @@ fn environ_has(pid: i32, entry: &str) -> bool {
 
 /// Descendants whose environment names `config_dir` (zombies have no
 /// environment and are not found here; see [`ProcWatch`]).
+///
+/// A process's status is read again once its environment matched: the first
+/// read may predate its `exec` (and the `setpgid` just before it), when it
+/// was still a copy of the test in the test's own process group.
 fn ours(config_dir: &str) -> Vec<Proc> {
     let entry = format!("CLAUDE_CONFIG_DIR={config_dir}");
     descendants()
         .into_iter()
         .filter(|p| environ_has(p.pid, &entry))
+        .filter_map(|p| proc_stat(p.pid).filter(|now| now.start_time == p.start_time))
         .collect()
 }
 
@@ -241,6 +246,13 @@ impl ProcWatch {
             let _ = t.join();
         }
         let seen: Vec<Proc> = self.seen.lock().unwrap().values().copied().collect();
+        // SAFETY: a plain syscall.
+        let own_group = unsafe { libc::getpgrp() };
+        let shared: Vec<&Proc> = seen.iter().filter(|p| p.pgrp == own_group).collect();
+        assert!(
+            shared.is_empty(),
+            "CLI processes in the test's own process group {own_group}: {shared:?}"
+        );
         let deadline = Instant::now() + SETTLE;
         loop {
             let left = leftovers(&seen, &self.config_dir);
@@ -281,7 +293,14 @@ fn leftovers(seen: &[Proc], config_dir: &str) -> Vec<Proc> {
             left.push(now);
         }
     }
-    let groups: BTreeSet<i32> = seen.iter().map(|p| p.pgrp).collect();
+    // SAFETY: a plain syscall.
+    let own_group = unsafe { libc::getpgrp() };
+    // The test's own group holds the test and its runner: never a leftover.
+    let groups: BTreeSet<i32> = seen
+        .iter()
+        .map(|p| p.pgrp)
+        .filter(|g| *g != own_group)
+        .collect();
     for p in all_procs() {
         if groups.contains(&p.pgrp) && !p.is_dead() && !left.iter().any(|l| l.pid == p.pid) {
             left.push(p);
