@@ -35,6 +35,7 @@
 pub mod cli;
 pub mod fake_cli;
 pub mod mock_api;
+pub mod tasks;
 
 pub use cli::{CliEnv, PINNED_CLI_VERSION, pinned_cli};
 pub use mock_api::{MockModel, MockModelBuilder, RecordedRequest, RequestKind, ToolResult, Turn};

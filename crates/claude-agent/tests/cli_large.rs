@@ -1,4 +1,5 @@
-//! A 10 MiB tool result through the CLI and back.
+//! Big tool results through the CLI: 10 MiB passed whole and back, 500 MiB
+//! capped in place.
 
 mod support;
 
@@ -12,6 +13,10 @@ use serde_json::{Value, json};
 use support::*;
 
 const SIZE: usize = 10 * 1024 * 1024;
+
+/// The tests of this file run one at a time: one measures the peak memory
+/// of the process.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The most characters of an MCP result the pinned CLI passes inline.
 const INLINE_CEILING: usize = 500_000;
@@ -58,6 +63,7 @@ fn persisted_path(notice: &str) -> PathBuf {
 /// it in an `assistant` line and again in the `result` line).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
+    let _alone = ONE_AT_A_TIME.lock().await;
     with_timeout(async {
         let h = Harness::start(
             MockModel::builder()
@@ -129,6 +135,103 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
         assert!(!result.is_error, "{result:?}");
         assert!(result.result.as_deref() == Some(big_text(SIZE).as_str()));
         eprintln!("the 10 MiB round trip took {took:?}");
+        h.finish().await;
+    })
+    .await
+}
+
+/// The peak resident memory of this process so far, in bytes (`VmHWM`).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kb * 1024
+}
+
+/// A tool that builds a 500 MiB result under the default cap.
+///
+/// The server cuts it to 1 Mi characters with a note saying how much was
+/// cut, in place (the process's peak memory grows by the tool's own 500 MiB
+/// and little more: the whole result is never copied or serialized); the
+/// CLI gets the capped result (over its token limit, so it saves it to a
+/// file and tells the model where) and the session goes on to its end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_hundred_mib_result_is_capped_in_place() {
+    const HUGE: usize = 500 * 1024 * 1024;
+    const CAP: usize = claude_agent::mcp::server::limits::DEFAULT_MAX_RESULT_CHARS;
+    let _alone = ONE_AT_A_TIME.lock().await;
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use("mcp__huge__build", json!({})))
+                .turn(Turn::text("done")),
+        )
+        .await;
+        let server = Server::builder("huge", "1.0.0")
+            .tool(Tool::raw(
+                "build",
+                "Builds 500 MiB of text",
+                json!({"type": "object"}),
+                |_: Value| async move {
+                    let mut text = String::with_capacity(HUGE);
+                    text.push_str("HEAD-");
+                    while text.len() < HUGE {
+                        text.push_str("0123456789abcdef");
+                    }
+                    text.truncate(HUGE);
+                    text
+                },
+            ))
+            .build();
+        let options = h.options().mcp_server(server).allowed_tools(["mcp__huge"]);
+
+        let before = peak_rss();
+        let started = Instant::now();
+        let (messages, error) = drain(query("build it", options)).await;
+        let took = started.elapsed();
+        let grew = peak_rss().saturating_sub(before);
+        assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
+        eprintln!(
+            "the 500 MiB result took {took:?}; peak memory grew by {} MiB",
+            grew >> 20
+        );
+        // The tool's own 500 MiB, plus at most half of it again.
+        assert!(
+            grew < (HUGE + HUGE / 2) as u64,
+            "peak memory grew by {} MiB",
+            grew >> 20
+        );
+
+        let sent = h.mock.tool_results();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert!(!sent[0].is_error);
+        // Without `anthropic/maxResultSizeChars` the CLI's token limit
+        // applies: it saves the text to a file and tells the model where.
+        let notice = sent[0].text();
+        let path = notice
+            .split("Output has been saved to ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(|p| PathBuf::from(p.trim_end_matches('.')))
+            .unwrap_or_else(|| panic!("no saved-output notice: {notice:.300}"));
+        assert!(path.starts_with(h.env.config_dir()), "{}", path.display());
+        let saved = std::fs::read_to_string(&path).expect("the saved result");
+        let (kept, note) = saved.split_at(CAP);
+        assert!(kept.starts_with("HEAD-0123456789abcdef"));
+        let cut = HUGE - CAP;
+        assert_eq!(
+            note,
+            format!(
+                "\n\n[Output truncated: {cut} of {HUGE} characters were cut to stay within \
+                 the limit of {CAP} characters.]"
+            )
+        );
+        let result = results(&messages).pop().expect("a result");
+        assert!(!result.is_error, "{result:?}");
+        assert_eq!(result.result.as_deref(), Some("done"));
         h.finish().await;
     })
     .await

@@ -1,6 +1,7 @@
 //! The control protocol under stress and faults, against the testkit's fake
 //! CLI: withdrawn permission requests, cancelled tool calls, requests served
-//! during a slow tool, panicking callbacks, 1 000 calls with hooks.
+//! during a slow tool, panicking callbacks, 1 000 calls with hooks, 1 000
+//! calls at once, a tool that hangs and ignores its cancellation.
 
 mod fake_support;
 
@@ -219,5 +220,133 @@ async fn a_thousand_tool_calls_with_hooks_and_permissions_all_answered() {
         .filter(|m| matches!(m, Ok(Message::User(u)) if u.tool_results().next().is_some()))
         .count();
     assert_eq!(tool_results, 1000);
+    fake.assert_gone().await;
+}
+
+/// Counts the handler futures dropped before they finished.
+struct DropProbe(Arc<AtomicU64>);
+
+impl Drop for DropProbe {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A tool that never returns and ignores its cancellation token: each call
+/// becomes an `isError` result naming the timeout, the handler's future is
+/// dropped (nothing keeps running), and the session goes on to its result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_hangs_and_ignores_cancellation_times_out_and_is_dropped() {
+    let fake = fake(
+        "tool_calls",
+        json!({"n": 4, "in_flight": 4, "tool": "stuck", "args": {}, "timeout_ms": 20000}),
+    );
+    let dropped = Arc::new(AtomicU64::new(0));
+    let d = dropped.clone();
+    let stuck = Tool::raw(
+        "stuck",
+        "Never returns",
+        json!({"type": "object"}),
+        move |_| {
+            let probe = DropProbe(d.clone());
+            async move {
+                let _probe = probe;
+                std::future::pending::<String>().await
+            }
+        },
+    );
+    let server = Server::builder("calc", "1.0.0")
+        .tool(stuck)
+        .tool_timeout(Duration::from_millis(300))
+        .build();
+    let started = std::time::Instant::now();
+    let messages = bounded(
+        30,
+        collect(query("hi", fake.options.clone().mcp_server(server))),
+    )
+    .await;
+    assert!(errors(&messages).is_empty(), "{:?}", errors(&messages));
+    assert_eq!(
+        final_result(&messages).result.as_deref(),
+        Some("calls=4 tool_errors=4 hooks=0 permissions=0 denied=0")
+    );
+    // Four calls in flight at once: one timeout, not four in a row.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(dropped.load(Ordering::Relaxed), 4);
+    let texts: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Ok(Message::User(u)) => Some(
+                u.tool_results()
+                    .map(|r| r.content.as_ref().map(|c| c.text()).unwrap_or_default())
+                    .collect::<String>(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts.len(), 4, "{texts:?}");
+    assert!(
+        texts
+            .iter()
+            .all(|t| t.contains("timed out") && t.contains("stuck")),
+        "{texts:?}"
+    );
+    fake.assert_gone().await;
+}
+
+/// 1 000 calls in flight at once, each waiting until all 1 000 have
+/// started: they can only finish if they all run concurrently (no limit, no
+/// queue in the SDK), and every one is answered with its own result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_concurrent_calls_run_at_once_and_are_all_answered() {
+    const N: usize = 1000;
+    let fake = fake(
+        "tool_calls",
+        json!({"n": N, "in_flight": N, "tool": "meet", "args": {"x": 7}, "timeout_ms": 60000}),
+    );
+    let all_in = Arc::new(tokio::sync::Barrier::new(N));
+    let meet = Tool::raw(
+        "meet",
+        "Waits for all the others",
+        json!({"type": "object"}),
+        move |v: Value| {
+            let all_in = all_in.clone();
+            async move {
+                match tokio::time::timeout(Duration::from_secs(30), all_in.wait()).await {
+                    Ok(_) => format!("x={}", v["x"]),
+                    Err(_) => "not everyone came".to_owned(),
+                }
+            }
+        },
+    );
+    let server = Server::builder("calc", "1.0.0").tool(meet).build();
+    let started = std::time::Instant::now();
+    let messages = bounded(
+        60,
+        collect(query("hi", fake.options.clone().mcp_server(server))),
+    )
+    .await;
+    let took = started.elapsed();
+    assert!(errors(&messages).is_empty(), "{:?}", errors(&messages));
+    assert_eq!(
+        final_result(&messages).result.as_deref(),
+        Some("calls=1000 tool_errors=0 hooks=0 permissions=0 denied=0")
+    );
+    eprintln!("1 000 concurrent calls took {took:?}");
+    let texts: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Ok(Message::User(u)) => Some(u.tool_results().collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .map(|r| r.content.as_ref().map(|c| c.text()).unwrap_or_default())
+        .collect();
+    assert_eq!(texts.len(), N);
+    assert!(texts.iter().all(|t| t == "x=7"), "{:?}", &texts[..3]);
     fake.assert_gone().await;
 }

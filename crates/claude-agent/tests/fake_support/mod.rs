@@ -45,8 +45,15 @@ impl Fake {
     }
 
     /// Asserts the fake CLI is gone and reaped (no `/proc/<pid>` entry,
-    /// not even a zombie) within 5 s.
+    /// not even a zombie) and that no task is left on the test's runtime,
+    /// each within 5 s.
     pub async fn assert_gone(&self) {
+        self.assert_process_gone().await;
+        claude_agent_testkit::tasks::assert_none_left(Duration::from_secs(5)).await;
+    }
+
+    /// Asserts the fake CLI is gone and reaped within 5 s.
+    pub async fn assert_process_gone(&self) {
         let pid = self.pid();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {

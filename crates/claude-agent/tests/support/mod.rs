@@ -113,9 +113,14 @@ impl Harness {
     /// Asserts that no process of this test is left: none of the CLI
     /// processes seen is alive or a zombie, and nothing lives in their
     /// process groups. Waits up to a few seconds for them to go.
+    ///
+    /// Then stops the mock model and asserts that no task is left on the
+    /// test's runtime: the test must have ended (or dropped) its sessions.
     pub async fn finish(self) {
         let seen_any = self.watch.stop_and_check().await;
         assert!(seen_any, "the process watcher never saw a CLI process");
+        self.mock.shutdown();
+        claude_agent_testkit::tasks::assert_none_left(Duration::from_secs(5)).await;
     }
 }
 
