@@ -52,6 +52,8 @@ pub struct StreamableHttpConfig {
     pub(crate) retry: Option<Duration>,
     pub(crate) keep_alive: Duration,
     pub(crate) events_per_stream: usize,
+    pub(crate) request_read_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
 }
 
 impl Default for StreamableHttpConfig {
@@ -69,6 +71,8 @@ impl Default for StreamableHttpConfig {
             retry: Some(Duration::from_millis(1000)),
             keep_alive: Duration::from_secs(15),
             events_per_stream: 1024,
+            request_read_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(5),
         }
     }
 }
@@ -162,6 +166,27 @@ impl StreamableHttpConfig {
     /// reconnection with `Last-Event-ID` (default 1024).
     pub fn events_per_stream(mut self, events: usize) -> Self {
         self.events_per_stream = events.max(1);
+        self
+    }
+
+    /// How long a client may take to send a request's headers, and again its
+    /// body (default 30 s). A connection that stalls in its headers is
+    /// closed; a body that does not arrive in time gets 408. Enforced by
+    /// [`serve`](super::StreamableHttpService::serve) and
+    /// [`serve_with_shutdown`](super::StreamableHttpService::serve_with_shutdown)
+    /// (headers) and by the endpoint itself (bodies, so also when you mount
+    /// the [`router`](super::StreamableHttpService::router) in your own server).
+    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.request_read_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long [`serve_with_shutdown`](super::StreamableHttpService::serve_with_shutdown)
+    /// waits, once asked to stop, for connections to finish what they are
+    /// doing before it closes them (default 5 s). Sessions end at once:
+    /// their streams close and their running calls are cancelled.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
         self
     }
 }

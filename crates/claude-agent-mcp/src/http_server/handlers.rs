@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::Shared;
-use super::config::ResponseMode;
+use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
@@ -28,7 +28,7 @@ pub(crate) async fn endpoint(
     State(shared): State<Arc<Shared>>,
     method: Method,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     let config = &shared.config;
     if let Err(refused) = guard::check_host_and_origin(&headers, config)
@@ -37,7 +37,10 @@ pub(crate) async fn endpoint(
         return refused;
     }
     match method {
-        Method::POST => post(&shared, &headers, body).await,
+        Method::POST => match read_body(body, config).await {
+            Ok(body) => post(&shared, &headers, body).await,
+            Err(refused) => refused,
+        },
         Method::GET => get(&shared, &headers),
         Method::DELETE => delete(&shared, &headers),
         _ => {
@@ -51,6 +54,41 @@ pub(crate) async fn endpoint(
                 .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
             r
         }
+    }
+}
+
+/// A request's body, whole: 413 past `max_body_bytes`, 408 when it does not
+/// arrive within `request_read_timeout` (a client that stalls mid-body does
+/// not hold a request open forever).
+async fn read_body(body: Body, config: &StreamableHttpConfig) -> Result<Bytes, Response> {
+    use http_body_util::{BodyExt, LengthLimitError, Limited};
+    let limited = Limited::new(body, config.max_body_bytes);
+    match tokio::time::timeout(config.request_read_timeout, limited.collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => Err(error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            format!(
+                "Payload Too Large: the body exceeds the limit of {} bytes",
+                config.max_body_bytes
+            ),
+        )),
+        Ok(Err(e)) => Err(error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            format!("Bad Request: reading the body failed: {e}"),
+        )),
+        Err(_) => Err(error(
+            StatusCode::REQUEST_TIMEOUT,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            format!(
+                "Request Timeout: the body did not arrive within {}",
+                crate::server::limits::human(config.request_read_timeout)
+            ),
+        )),
     }
 }
 

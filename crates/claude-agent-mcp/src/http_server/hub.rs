@@ -1,6 +1,11 @@
 //! The SSE streams of one session: each POST answered with SSE and each GET
 //! gets a stream; every event is numbered (`<stream>-<seq>`) and kept (up to
 //! a cap), so a client that reconnects with `Last-Event-ID` gets the rest.
+//!
+//! Nothing here waits for a client: a response body reads a bounded channel,
+//! and a client so slow that its channel fills (it stopped reading) has its
+//! response ended instead of the server buffering for it without bound. The
+//! events stay kept for it to resume from, like after any disconnection.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -10,9 +15,9 @@ use axum::body::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-type Tx = mpsc::UnboundedSender<Bytes>;
+type Tx = mpsc::Sender<Bytes>;
 /// The receiving end a response body reads from.
-pub(crate) type Rx = mpsc::UnboundedReceiver<Bytes>;
+pub(crate) type Rx = mpsc::Receiver<Bytes>;
 
 /// Finished streams kept for replay (the oldest go first).
 const FINISHED_KEPT: usize = 64;
@@ -59,6 +64,12 @@ impl Hub {
         }
     }
 
+    /// A response body's channel: room for the priming event and every
+    /// kept event (a replay), and no more.
+    fn channel(&self) -> (Tx, Rx) {
+        mpsc::channel(self.events_per_stream.max(1) + 1)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -66,7 +77,7 @@ impl Hub {
     /// Opens a stream; `priming` sends the event that gives the client an id
     /// to resume from (and the `retry` delay) before anything else.
     pub(crate) fn open(&self, priming: bool) -> (u64, Rx) {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = self.channel();
         let mut state = self.lock();
         state.next += 1;
         let id = state.next;
@@ -75,7 +86,7 @@ impl Hub {
                 .retry
                 .map(|r| format!("retry: {}\n", r.as_millis()))
                 .unwrap_or_default();
-            let _ = tx.send(Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")));
+            let _ = tx.try_send(Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")));
         }
         if state.closed {
             return (id, rx); // tx dropped: the body ends after the priming event
@@ -118,10 +129,19 @@ impl Hub {
             stream.events.pop_front();
         }
         stream.events.push_back((stream.seq, bytes.clone()));
-        if let Some(tx) = &stream.tx
-            && tx.send(bytes).is_err()
-        {
-            stream.tx = None;
+        if let Some(tx) = &stream.tx {
+            match tx.try_send(bytes) {
+                Ok(()) => {}
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    tracing::warn!(
+                        stream = id,
+                        "an SSE client stopped reading; its response ends here (it may \
+                         resume with Last-Event-ID)"
+                    );
+                    stream.tx = None;
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => stream.tx = None,
+            }
         }
     }
 
@@ -181,11 +201,12 @@ impl Hub {
     pub(crate) fn resume(&self, last_event_id: &str) -> Option<Rx> {
         let (stream, seq) = last_event_id.trim().split_once('-')?;
         let (stream, seq): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = self.channel();
         let mut state = self.lock();
         let s = state.streams.get_mut(&stream)?;
+        // At most `events_per_stream` are kept: the channel holds them all.
         for (_, bytes) in s.events.iter().filter(|(n, _)| *n > seq) {
-            let _ = tx.send(bytes.clone());
+            let _ = tx.try_send(bytes.clone());
         }
         if !s.finished {
             s.tx = Some(tx);
@@ -257,6 +278,29 @@ mod tests {
         );
         assert!(hub.resume("99-0").is_none());
         assert!(hub.resume("garbage").is_none());
+    }
+
+    #[test]
+    fn a_client_that_stops_reading_is_cut_off_and_can_resume() {
+        let hub = Hub::new(None, 4);
+        let (id, mut rx) = hub.open(true);
+        // Nobody reads: the channel takes the priming event and 4 more.
+        for n in 1..=10 {
+            hub.send(id, &json!(n));
+        }
+        hub.finish(id);
+        let got = drain(&mut rx);
+        assert_eq!(got.len(), 5, "{got:?}");
+        assert!(got[4].starts_with(&format!("id: {id}-4\n")), "{got:?}");
+        assert!(
+            rx.is_closed(),
+            "the response ends where the client fell behind"
+        );
+        // What it missed is kept, up to the cap: events 7…10.
+        let replay = drain(&mut hub.resume(&format!("{id}-4")).unwrap());
+        let ids: Vec<&str> = replay.iter().map(|e| &e[..e.find('\n').unwrap()]).collect();
+        let want: Vec<String> = (7..=10).map(|n| format!("id: {id}-{n}")).collect();
+        assert_eq!(ids, want);
     }
 
     #[test]

@@ -59,6 +59,7 @@
 #![allow(clippy::result_large_err)]
 
 mod config;
+mod conn;
 mod guard;
 mod handlers;
 mod hub;
@@ -114,10 +115,10 @@ impl StreamableHttpService {
 
     /// The endpoint as an axum router, to serve or to merge into your own.
     pub fn router(&self) -> Router {
-        let limit = self.shared.config.max_body_bytes;
         Router::new()
             .route(&self.shared.config.path, any(handlers::endpoint))
-            .layer(DefaultBodyLimit::max(limit))
+            // The endpoint enforces `max_body_bytes` itself, with a deadline.
+            .layer(DefaultBodyLimit::disable())
             .with_state(Arc::clone(&self.shared))
     }
 
@@ -126,37 +127,36 @@ impl StreamableHttpService {
         self.shared.sessions.len()
     }
 
-    /// Serves on `listener` until the process ends (or an I/O error).
+    /// Serves on `listener` until the process ends (or the future is dropped,
+    /// which closes every connection). Each connection is an HTTP/1.1
+    /// connection with `TCP_NODELAY` whose request headers must arrive within
+    /// [`request_read_timeout`](StreamableHttpConfig::request_read_timeout).
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
-        axum::serve(no_delay(listener), self.router()).await
+        self.serve_with_shutdown(listener, std::future::pending())
+            .await
     }
 
-    /// Serves on `listener` until `shutdown` completes, then ends every session.
+    /// Serves on `listener` until `shutdown` completes, then stops: no new
+    /// connection is accepted, every session ends (its streams close, its
+    /// running calls are cancelled), connections get
+    /// [`shutdown_grace`](StreamableHttpConfig::shutdown_grace) to finish
+    /// the exchange under way, and what is left is closed. Returns once no
+    /// connection is left.
     pub async fn serve_with_shutdown(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let result = axum::serve(no_delay(listener), self.router())
-            .with_graceful_shutdown(shutdown)
-            .await;
-        self.shared.sessions.clear();
-        result
+        let limits = conn::ConnLimits {
+            header_read_timeout: self.shared.config.request_read_timeout,
+            shutdown_grace: self.shared.config.shutdown_grace,
+        };
+        let sessions = &self.shared.sessions;
+        conn::serve(listener, self.router(), limits, shutdown, || {
+            sessions.clear()
+        })
+        .await
     }
-}
-
-/// Turns Nagle's algorithm off on every accepted connection: an SSE response
-/// is written in pieces (headers and priming event, then the message), and
-/// Nagle with the client's delayed ACK held the second piece back ~40 ms.
-fn no_delay(
-    listener: TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    use axum::serve::ListenerExt;
-    listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::trace!("could not set TCP_NODELAY: {e}");
-        }
-    })
 }
 
 impl std::fmt::Debug for StreamableHttpService {

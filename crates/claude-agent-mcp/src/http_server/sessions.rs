@@ -48,6 +48,7 @@ impl HttpSession {
     pub(crate) fn end(&self) {
         self.hub.close();
         self.session.close();
+        self.session.cancel_all();
     }
 }
 

@@ -12,6 +12,7 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -302,8 +303,11 @@ pub(crate) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Val
     }
 
     let sse = guard::accepts(headers, "text/event-stream");
-    let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
-    let stream = Arc::new(ChannelStream { tx: tx.clone() });
+    let (tx, mut rx) = mpsc::channel::<Frame>(NOTES_IN_FLIGHT);
+    let stream = Arc::new(ChannelStream {
+        tx: tx.clone(),
+        dropped: AtomicBool::new(false),
+    });
     let ctx = if sse {
         RequestContext::new().with_response_stream(stream)
     } else {
@@ -313,7 +317,8 @@ pub(crate) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Val
     tokio::spawn(async move {
         tokio::select! {
             reply = handler.handle(message, ctx) => {
-                let _ = tx.send(Frame::Final(reply.unwrap_or(Value::Null)));
+                // Waits for room (or for the client to go): never lost.
+                let _ = tx.send(Frame::Final(reply.unwrap_or(Value::Null))).await;
             }
             () = tx.closed() => {} // the client went away
         }
@@ -375,14 +380,28 @@ enum Frame {
     Final(Value),
 }
 
+/// Messages sent ahead of a stateless request's reply that wait for a slow
+/// client; past this, further ones are dropped (there is no resumption to
+/// keep them for) rather than buffered without bound.
+const NOTES_IN_FLIGHT: usize = 1024;
+
 /// The stream of one stateless request.
 struct ChannelStream {
-    tx: mpsc::UnboundedSender<Frame>,
+    tx: mpsc::Sender<Frame>,
+    /// Whether a message was dropped already (warn once).
+    dropped: AtomicBool,
 }
 
 impl ResponseStream for ChannelStream {
     fn send(&self, message: Value) {
-        let _ = self.tx.send(Frame::Note(message));
+        if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(Frame::Note(message))
+            && !self.dropped.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                "a stateless SSE client is not reading; messages sent before the reply are \
+                 dropped until it catches up"
+            );
+        }
     }
 }
 

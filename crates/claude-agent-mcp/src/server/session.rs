@@ -118,6 +118,18 @@ impl Session {
         }
     }
 
+    /// Cancels every call in flight, as [`cancel`](Self::cancel) does one;
+    /// returns how many there were. Transports call this when the session
+    /// ends (an HTTP `DELETE`, an expired session, the server stopping).
+    pub fn cancel_all(&self) -> usize {
+        let tokens: Vec<CancellationToken> =
+            self.lock().values().map(|c| c.token.clone()).collect();
+        for token in &tokens {
+            token.cancel();
+        }
+        tokens.len()
+    }
+
     /// How many `tools/call` requests of this session are running.
     pub fn in_flight(&self) -> usize {
         self.lock().len()
