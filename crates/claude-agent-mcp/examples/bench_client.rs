@@ -2,7 +2,7 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-agent-mcp --example bench_client [in-process|stdio|all|bench]
+//! cargo run --release -p claude-agent-mcp --example bench_client [in-process|stdio|all|bench|soak]
 //! ```
 //! (`stdio` needs the `stdio_server` example built in the same profile:
 //! `cargo build --release -p claude-agent-mcp --example stdio_server`.)
@@ -14,6 +14,19 @@
 //! (when set); serially, then 16 in flight; each measurement runs for
 //! `BENCH_CLIENT_SECONDS` after a warm-up and prints one JSON line:
 //! `{"transport", "in_flight", "calls", "seconds"}`.
+//!
+//! `soak` is the HTTP client of `scripts/soak`: over Streamable HTTP against
+//! `BENCH_HTTP_URL`, on one session, `SOAK_WARMUP` calls (default 50 000),
+//! then `SOAK_CALLS` (default 1 000 000), `SOAK_IN_FLIGHT` (default 16) at
+//! once; every answer is checked. On stdout, one line when the warm-up is
+//! done, one every 100 000 calls, one at the end (the script samples the
+//! server between the first and the last):
+//!
+//! ```text
+//! soak: warmup done calls=50000 seconds=3.1
+//! soak: progress calls=100000 seconds=6.2
+//! soak: done calls=1000000 seconds=61.0 calls_per_s=16393
+//! ```
 
 #[path = "../tests/support/calc.rs"]
 mod calc;
@@ -204,11 +217,74 @@ async fn bench() {
     }
 }
 
+/// A count from the environment, or `default` when it is not set.
+fn env_count(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?}: expected a count")),
+        Err(_) => default,
+    }
+}
+
+/// The HTTP soak of `scripts/soak` (see the module documentation).
+async fn soak() {
+    let url = std::env::var("BENCH_HTTP_URL").expect("BENCH_HTTP_URL: the server's URL");
+    let warmup = env_count("SOAK_WARMUP", 50_000);
+    let calls = env_count("SOAK_CALLS", 1_000_000);
+    let in_flight = env_count("SOAK_IN_FLIGHT", 16).max(1) as usize;
+    let transport = HttpTransport::new(HttpOptions::new(url)).unwrap();
+    let client = Client::connect(transport, ClientOptions::new("soak", "1"))
+        .await
+        .unwrap();
+    let secs = soak_calls(&client, warmup, in_flight, None).await;
+    println!("soak: warmup done calls={warmup} seconds={secs:.3}");
+    let secs = soak_calls(&client, calls, in_flight, Some(100_000)).await;
+    println!(
+        "soak: done calls={calls} seconds={secs:.3} calls_per_s={:.0}",
+        calls as f64 / secs
+    );
+    client.close().await.unwrap();
+}
+
+/// `calls` checked calls of `add`, `in_flight` at once; with `progress`, a
+/// line every that many. Returns the seconds taken.
+async fn soak_calls(client: &Client, calls: u64, in_flight: usize, progress: Option<u64>) -> f64 {
+    let start = Instant::now();
+    let mut answers = futures::stream::iter(0..calls)
+        .map(|_| {
+            let client = client.clone();
+            async move { client.call_tool("add", json!({"a":1,"b":2})).await }
+        })
+        .buffer_unordered(in_flight);
+    let mut done = 0u64;
+    while let Some(answer) = answers.next().await {
+        let r = answer.unwrap_or_else(|e| panic!("call {done} failed: {e}"));
+        assert!(
+            !r.is_error && r.text_content() == "3",
+            "call {done}: unexpected answer: {}",
+            r.text_content()
+        );
+        done += 1;
+        if progress.is_some_and(|every| done % every == 0) {
+            println!(
+                "soak: progress calls={done} seconds={:.3}",
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+    start.elapsed().as_secs_f64()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     if which == "bench" {
         bench().await;
+        return;
+    }
+    if which == "soak" {
+        soak().await;
         return;
     }
     if which == "all" || which == "in-process" {

@@ -4,6 +4,9 @@
 //! is lost that the protocol lets a client get back, nothing is left running.
 #![cfg(feature = "http-server")]
 
+#[path = "support/tasks.rs"]
+mod tasks;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -155,11 +158,11 @@ impl Running {
     }
 
     /// Stops the service and checks that only the test's own work is left.
-    async fn stop(self, baseline: usize) {
+    async fn stop(self, baseline: tasks::Baseline) {
         self.shutdown.cancel();
         drop(self.http);
         bounded(self.task).await.unwrap();
-        assert_settles_to(baseline).await;
+        baseline.settled("the service").await;
     }
 }
 
@@ -221,29 +224,12 @@ async fn bounded<F: Future>(f: F) -> F::Output {
         .expect("timed out after 20 s")
 }
 
-/// Waits (up to 5 s) for the runtime's live tasks to come back to `baseline`.
-async fn assert_settles_to(baseline: usize) {
-    let metrics = tokio::runtime::Handle::current().metrics();
-    for _ in 0..250 {
-        if metrics.num_alive_tasks() <= baseline {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!(
-        "{} task(s) alive, {baseline} expected",
-        metrics.num_alive_tasks()
-    );
-}
-
 /// A client whose connection drops while its call runs: the call is not
 /// cancelled (the protocol says a disconnection is no cancellation), and the
 /// client gets its result by resuming with `Last-Event-ID`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_dropping_mid_call_resumes_and_gets_the_result() {
-    let baseline = tokio::runtime::Handle::current()
-        .metrics()
-        .num_alive_tasks();
+    let baseline = tasks::Baseline::now();
     let t = start(StreamableHttpConfig::default()).await;
     let sid = t.initialize().await;
 
@@ -270,9 +256,7 @@ async fn a_client_dropping_mid_call_resumes_and_gets_the_result() {
 /// still gets the result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stops_reading_is_cut_off_and_resumes_to_the_result() {
-    let baseline = tokio::runtime::Handle::current()
-        .metrics()
-        .num_alive_tasks();
+    let baseline = tasks::Baseline::now();
     let t = start(StreamableHttpConfig::default()).await;
     let sid = t.initialize().await;
 
@@ -324,9 +308,7 @@ async fn a_client_that_stops_reading_is_cut_off_and_resumes_to_the_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_time_out_without_holding_up_other_clients() {
     use tokio::io::AsyncReadExt;
-    let baseline = tokio::runtime::Handle::current()
-        .metrics()
-        .num_alive_tasks();
+    let baseline = tasks::Baseline::now();
     let t =
         start(StreamableHttpConfig::default().request_read_timeout(Duration::from_secs(1))).await;
 
@@ -374,9 +356,7 @@ async fn half_sent_requests_time_out_without_holding_up_other_clients() {
 /// connection is closed, no task is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_open_streams_running_calls_and_stalled_connections() {
-    let baseline = tokio::runtime::Handle::current()
-        .metrics()
-        .num_alive_tasks();
+    let baseline = tasks::Baseline::now();
     let t = start(StreamableHttpConfig::default().shutdown_grace(Duration::from_millis(500))).await;
     let sid = t.initialize().await;
     let get = t
@@ -423,5 +403,5 @@ async fn shutdown_ends_open_streams_running_calls_and_stalled_connections() {
     let took = started.elapsed();
     assert!(took < Duration::from_secs(3), "shutting down took {took:?}");
     drop((listening, calling, stalled, t.http));
-    assert_settles_to(baseline).await;
+    baseline.settled("the service").await;
 }

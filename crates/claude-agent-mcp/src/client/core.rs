@@ -22,6 +22,9 @@ use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_
 
 type Reply = Result<Value, ClientError>;
 
+/// The most a message the client sends on its own may take.
+const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub(crate) struct Inner {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) options: ClientOptions,
@@ -29,6 +32,8 @@ pub(crate) struct Inner {
     pending: Mutex<HashMap<u64, oneshot::Sender<Reply>, BuildHasherDefault<IdHasher>>>,
     next_id: AtomicU64,
     closed: AtomicBool,
+    /// Why the client closed (the first reason given), for later calls.
+    closed_reason: Mutex<Option<String>>,
     pub(crate) server: OnceLock<ServerState>,
     /// `_meta` every request carries at the stateless revision.
     stateless_meta: OnceLock<Map<String, Value>>,
@@ -56,6 +61,7 @@ impl Inner {
             pending: Mutex::new(HashMap::default()),
             next_id: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            closed_reason: Mutex::new(None),
             server: OnceLock::new(),
             stateless_meta: OnceLock::new(),
             subscribers: Mutex::new(Vec::new()),
@@ -73,6 +79,21 @@ impl Inner {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
+    }
+
+    /// The error of a call on a closed client: why it closed.
+    fn closed_error(&self) -> ClientError {
+        match lock(&self.closed_reason).as_deref() {
+            Some(reason) => ClientError::Closed(format!("the client is closed: {reason}")),
+            None => ClientError::Closed("the client is closed".into()),
+        }
+    }
+
+    /// How long a message the client sends on its own (an answer to the
+    /// server, a cancellation) may take: a stalled server must not keep
+    /// its task, and with it the transport, alive.
+    fn background_send_timeout(&self) -> Duration {
+        self.options.request_timeout.min(BACKGROUND_SEND_TIMEOUT)
     }
 
     /// From now on every request carries the stateless `_meta`.
@@ -107,7 +128,7 @@ impl Inner {
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
         if self.is_closed() {
-            return Err(ClientError::Closed("the client is closed".into()));
+            return Err(self.closed_error());
         }
         let params = self.with_meta(params, options.meta);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -149,17 +170,28 @@ impl Inner {
         }
     }
 
-    /// Sends a notification.
+    /// Sends a notification, within the client's request timeout (over
+    /// HTTP a stalled server would otherwise hold it, and the handshake
+    /// that sends `notifications/initialized`, forever).
     pub(crate) async fn notify(
         &self,
         method: &str,
         params: Option<Value>,
     ) -> Result<(), ClientError> {
         if self.is_closed() {
-            return Err(ClientError::Closed("the client is closed".into()));
+            return Err(self.closed_error());
         }
         let message = jsonrpc::notification(method, params);
-        self.transport.send(message, SendOptions::default()).await
+        let timeout = self.options.request_timeout;
+        let send = self.transport.send(message, SendOptions::default());
+        tokio::time::timeout(timeout, send)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Timeout(format!(
+                    "notification {method} timed out after {}",
+                    fmt_duration(timeout)
+                )))
+            })
     }
 
     fn with_meta(&self, params: Option<Value>, meta: Option<Map<String, Value>>) -> Option<Value> {
@@ -199,6 +231,7 @@ impl Inner {
 
     /// Marks the client closed: waiting requests fail, streams end.
     pub(crate) fn shut(&self, reason: &str) {
+        lock(&self.closed_reason).get_or_insert_with(|| reason.to_owned());
         self.closed.store(true, Ordering::Release);
         let pending: Vec<_> = lock(&self.pending).drain().collect();
         for (_, tx) in pending {
@@ -305,8 +338,13 @@ impl Inner {
             };
             let Some(inner) = weak.upgrade() else { return };
             lock(&inner.answering).remove(&task_key);
-            if let Err(e) = inner.transport.send(reply, SendOptions::default()).await {
-                tracing::warn!(error = %e, "MCP client: could not answer a server request");
+            let send = inner.transport.send(reply, SendOptions::default());
+            match tokio::time::timeout(inner.background_send_timeout(), send).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "MCP client: could not answer a server request")
+                }
+                Err(_) => tracing::warn!("MCP client: answering a server request timed out"),
             }
         });
         if !task.is_finished() {
@@ -339,8 +377,13 @@ impl Drop for Abandon<'_> {
         let inner = Arc::clone(self.inner);
         let params = json!({"requestId": self.id, "reason": self.reason});
         runtime.spawn(async move {
-            if let Err(e) = inner.notify("notifications/cancelled", Some(params)).await {
-                tracing::debug!(error = %e, "MCP client: could not send notifications/cancelled");
+            let notify = inner.notify("notifications/cancelled", Some(params));
+            match tokio::time::timeout(inner.background_send_timeout(), notify).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    tracing::debug!(error = %e, "MCP client: could not send notifications/cancelled")
+                }
+                Err(_) => tracing::debug!("MCP client: notifications/cancelled timed out"),
             }
         });
     }

@@ -26,6 +26,8 @@ pub(crate) struct LineReader<R> {
     /// Bytes of an over-long line skipped so far (0 when not skipping).
     skipping: usize,
     head: Vec<u8>,
+    /// The input ended inside a line (no `\n` after its last bytes).
+    cut: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
@@ -36,6 +38,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             max,
             skipping: 0,
             head: Vec::new(),
+            cut: false,
         }
     }
 
@@ -45,11 +48,13 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
                 if self.skipping > 0 {
+                    self.cut = true;
                     return Ok(Some(self.too_long(0)));
                 }
                 if self.buf.is_empty() {
                     return Ok(None);
                 }
+                self.cut = true;
                 return Ok(Some(Line::Text(self.take())));
             }
             match memchr::memchr(b'\n', available) {
@@ -81,6 +86,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 }
             }
         }
+    }
+
+    /// Whether the input ended inside a line: the last line returned had
+    /// no `\n` (the writer died mid-message, say).
+    pub(crate) fn ended_mid_line(&self) -> bool {
+        self.cut
     }
 
     fn start_skipping(&mut self, chunk: &[u8]) {
@@ -139,6 +150,7 @@ mod tests {
         while let Some(line) = lines.next_line().await.unwrap() {
             out.push(line);
         }
+        assert_eq!(lines.ended_mid_line(), !input.ends_with(b"\n"));
         out
     }
 

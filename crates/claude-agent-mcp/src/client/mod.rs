@@ -55,6 +55,7 @@ pub(crate) mod lines;
 mod notify;
 mod options;
 mod stdio;
+mod stdio_child;
 mod transport;
 
 use std::sync::Arc;
@@ -63,7 +64,7 @@ use serde_json::{Map, Value};
 
 pub use error::{ClientError, response_outcome};
 #[cfg(feature = "http")]
-pub use http::{HttpOptions, HttpTransport};
+pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
 pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use notify::{NotificationStream, ServerNotification};
@@ -215,7 +216,8 @@ impl Client {
         self.inner.request(method, params, options).await
     }
 
-    /// Sends a notification.
+    /// Sends a notification; fails with [`ClientError::Timeout`] if the
+    /// transport cannot deliver it within the client's request timeout.
     pub async fn send_notification(
         &self,
         method: &str,

@@ -1,6 +1,5 @@
 //! The stdio transport: a child process speaking NDJSON on stdin/stdout.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::PathBuf;
@@ -10,18 +9,16 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
-use tokio::sync::mpsc;
+use tokio::io::AsyncWriteExt;
+use tokio::process::{ChildStderr, ChildStdout, Command};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::ClientError;
-use super::lines::{DEFAULT_MAX_LINE_BYTES, Line, LineReader, id_from_head};
+use super::lines::DEFAULT_MAX_LINE_BYTES;
+use super::stdio_child::{
+    ChildState, StderrCallback, StderrTail, killpg, read_stderr, read_stdout, spawn_reaper,
+};
 use super::transport::{Inbox, SendOptions, Transport};
-
-/// Gets each line the server writes to stderr.
-pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
-
-const STDERR_TAIL_LINES: usize = 8;
 
 /// How to start a stdio server.
 ///
@@ -130,18 +127,22 @@ impl fmt::Debug for StdioOptions {
 ///
 /// The child runs in its own process group. [`close`](Transport::close)
 /// shuts it down gracefully (close stdin, wait; SIGTERM the group, wait;
-/// SIGKILL) and reaps it; dropping the transport kills the group at once
-/// (synchronously, with `killpg`). stderr is drained to `tracing` (target
-/// `claude_agent_mcp::client::stdio`) and to an optional callback.
-/// Non-JSON stdout lines are skipped with a warning.
+/// SIGKILL); dropping the transport kills the group at once
+/// (synchronously, with `killpg`). The child is reaped as soon as it exits,
+/// whatever the client is doing, and what it left in its group is killed
+/// then. If it dies, waiting requests fail at once with
+/// [`ClientError::Closed`] saying how it exited (and what its stderr last
+/// said), and so does every later request. stderr is drained to `tracing`
+/// (target `claude_agent_mcp::client::stdio`) and to an optional callback.
+/// Non-JSON stdout lines (invalid UTF-8 included) are skipped with a warning.
 pub struct StdioTransport {
     options: StdioOptions,
     pgid: i32,
-    child: Mutex<Option<Child>>,
+    state: watch::Receiver<ChildState>,
     pipes: Mutex<Option<(ChildStdout, ChildStderr)>>,
     writer: Mutex<Option<mpsc::UnboundedSender<Vec<u8>>>>,
     writer_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -178,7 +179,9 @@ impl StdioTransport {
             .ok_or_else(|| ClientError::transport("the MCP server process has no pid"))?;
         let (stdin, stdout, stderr) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let state = spawn_reaper(child, pgid);
         let (Some(mut stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            killpg(pgid, libc::SIGKILL);
             return Err(ClientError::transport(
                 "the MCP server process has no pipes",
             ));
@@ -201,11 +204,11 @@ impl StdioTransport {
         Ok(Self {
             options,
             pgid,
-            child: Mutex::new(Some(child)),
+            state,
             pipes: Mutex::new(Some((stdout, stderr))),
             writer: Mutex::new(Some(tx)),
             writer_task: Mutex::new(Some(writer_task)),
-            stderr_tail: Arc::new(Mutex::new(VecDeque::new())),
+            stderr_tail: StderrTail::default(),
         })
     }
 
@@ -215,31 +218,20 @@ impl StdioTransport {
     }
 
     fn killpg(&self, signal: i32) {
-        // SAFETY: killpg has no memory-safety preconditions; the group is
-        // the one our child leads (process_group(0)).
-        unsafe {
-            libc::killpg(self.pgid, signal);
-        }
+        killpg(self.pgid, signal);
     }
 
+    /// Whether the child exited (and was reaped) within `timeout`.
     async fn wait_exit(&self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            if !self.child_running() {
-                return true;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let mut state = self.state.clone();
+        // An error means the reaper is gone: nothing left to wait for.
+        tokio::time::timeout(timeout, state.wait_for(|s| !s.is_running()))
+            .await
+            .is_ok()
     }
 
     fn child_running(&self) -> bool {
-        match lock(&self.child).as_mut() {
-            Some(child) => matches!(child.try_wait(), Ok(None)),
-            None => false,
-        }
+        self.state.borrow().is_running()
     }
 }
 
@@ -252,89 +244,29 @@ impl fmt::Debug for StdioTransport {
     }
 }
 
-async fn read_stdout(
-    stdout: ChildStdout,
-    max: usize,
-    inbox: Inbox,
-    tail: Arc<Mutex<VecDeque<String>>>,
-) {
-    let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, stdout), max);
-    let reason = loop {
-        match lines.next_line().await {
-            Ok(Some(Line::Text(line))) => {
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                match serde_json::from_slice::<Value>(&line) {
-                    Ok(message) => inbox.deliver(message),
-                    Err(e) => tracing::warn!(
-                        error = %e,
-                        line = %String::from_utf8_lossy(&line[..line.len().min(200)]),
-                        "MCP stdio: skipping a line that is not JSON"
-                    ),
-                }
-            }
-            Ok(Some(Line::TooLong { len, head })) => {
-                let message = format!(
-                    "MCP stdio: a message of {len} bytes exceeds the line cap of {max} bytes and was skipped"
-                );
-                tracing::error!("{message}");
-                if let Some(id) = id_from_head(&head) {
-                    inbox.fail(id, ClientError::InvalidResponse(message));
-                }
-            }
-            Ok(None) => break "the MCP server closed its stdout".to_owned(),
-            Err(e) => break format!("reading from the MCP server failed: {e}"),
-        }
-    };
-    let tail: Vec<String> = lock(&tail).iter().cloned().collect();
-    if tail.is_empty() {
-        inbox.closed(reason);
-    } else {
-        inbox.closed(format!(
-            "{reason}; its stderr ended with: {}",
-            tail.join(" | ")
-        ));
-    }
-}
-
-async fn read_stderr(
-    stderr: ChildStderr,
-    max: usize,
-    on: Option<StderrCallback>,
-    tail: Arc<Mutex<VecDeque<String>>>,
-) {
-    let mut lines = LineReader::new(BufReader::new(stderr), max);
-    while let Ok(Some(line)) = lines.next_line().await {
-        let text = match line {
-            Line::Text(t) => String::from_utf8_lossy(&t).into_owned(),
-            Line::TooLong { len, .. } => format!("<a stderr line of {len} bytes>"),
-        };
-        tracing::debug!(target: "claude_agent_mcp::client::stdio", "server stderr: {text}");
-        if let Some(f) = &on {
-            f(&text);
-        }
-        let mut tail = lock(&tail);
-        if tail.len() == STDERR_TAIL_LINES {
-            tail.pop_front();
-        }
-        tail.push_back(text);
-    }
-}
-
 impl Transport for StdioTransport {
     fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
         let (stdout, stderr) = lock(&self.pipes)
             .take()
             .ok_or_else(|| ClientError::transport("the stdio transport was already started"))?;
         let max = self.options.max_line_bytes;
+        let (stderr_done, stderr_done_rx) = oneshot::channel();
         tokio::spawn(read_stderr(
             stderr,
             max,
             self.options.on_stderr.clone(),
             self.stderr_tail.clone(),
+            self.state.clone(),
+            stderr_done,
         ));
-        tokio::spawn(read_stdout(stdout, max, inbox, self.stderr_tail.clone()));
+        tokio::spawn(read_stdout(
+            stdout,
+            max,
+            inbox,
+            self.stderr_tail.clone(),
+            self.state.clone(),
+            stderr_done_rx,
+        ));
         Ok(())
     }
 
@@ -368,17 +300,13 @@ impl Transport for StdioTransport {
             }
             let t = self.options.shutdown_timeout;
             if !self.wait_exit(t).await {
-                // 2. SIGTERM the group, 3. SIGKILL it.
+                // 2. SIGTERM the group, 3. SIGKILL it; the reaper then
+                // reaps the child and kills whatever is left in its group.
                 self.killpg(libc::SIGTERM);
                 if !self.wait_exit(t).await {
                     self.killpg(libc::SIGKILL);
+                    self.wait_exit(t).await;
                 }
-            }
-            // Whatever the leader left in its group goes too.
-            self.killpg(libc::SIGKILL);
-            let child = lock(&self.child).take();
-            if let Some(mut child) = child {
-                let _ = child.wait().await;
             }
             Ok(())
         })
@@ -391,15 +319,9 @@ impl Transport for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        let running = lock(&self.child)
-            .as_mut()
-            .map(|c| matches!(c.try_wait(), Ok(None)));
-        if running == Some(true) {
+        // The reaper reaps it (and the readers end with the pipes).
+        if self.child_running() {
             self.killpg(libc::SIGKILL);
-            if let Some(mut child) = lock(&self.child).take() {
-                // Reaped now if it is already gone; else Tokio reaps the orphan.
-                let _ = child.try_wait();
-            }
         }
     }
 }

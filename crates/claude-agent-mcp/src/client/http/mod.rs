@@ -12,7 +12,17 @@
 //! arguments annotated with `x-mcp-header`. A stream that ends before the
 //! response is resumed with GET and `Last-Event-ID` after the server's
 //! `retry:` delay.
+//!
+//! What the server sends is capped, so a hostile or broken server cannot
+//! make the client buffer without bound: one SSE event (its data plus the
+//! line being read) and one JSON body (or error body) may not exceed
+//! [`HttpOptions::max_message_bytes`] (default
+//! [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB, the stdio line cap). A breach
+//! fails only the request whose answer it was, with
+//! [`ClientError::InvalidResponse`] naming the cap and the size seen, and
+//! the connection is dropped without reading on; the client stays usable.
 
+mod body;
 mod sse;
 mod stream;
 
@@ -29,7 +39,12 @@ use super::ClientError;
 use super::headers::encode_header_value;
 use super::transport::{Inbox, SendOptions, Transport};
 use crate::types::PROTOCOL_VERSION_META;
-pub use sse::{SseEvent, SseParser};
+pub use sse::{SseEvent, SseEventTooLarge, SseParser};
+
+/// The default cap on one message the HTTP transport receives (an SSE
+/// event, a JSON body): 64 MiB, the same as the stdio transport's line cap
+/// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = super::lines::DEFAULT_MAX_LINE_BYTES;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -44,7 +59,8 @@ const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 ///     .bearer_token("secret")
 ///     .header("X-Tenant", "acme")
 ///     .connect_timeout(Duration::from_secs(5))
-///     .get_stream(true);
+///     .get_stream(true)
+///     .max_message_bytes(16 << 20);
 /// # drop(options);
 /// ```
 #[derive(Debug, Clone)]
@@ -55,6 +71,7 @@ pub struct HttpOptions {
     request_timeout: Option<Duration>,
     get_stream: bool,
     max_reconnects: u32,
+    max_message_bytes: usize,
 }
 
 impl HttpOptions {
@@ -67,6 +84,7 @@ impl HttpOptions {
             request_timeout: None,
             get_stream: false,
             max_reconnects: 5,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 
@@ -106,6 +124,20 @@ impl HttpOptions {
     /// How many times a stream cut before its response is resumed (default 5).
     pub fn max_reconnects(mut self, n: u32) -> Self {
         self.max_reconnects = n;
+        self
+    }
+
+    /// The cap on one message from the server (default
+    /// [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB): one SSE event's data plus the
+    /// line being read, or one JSON (or error) body. Memory stays bounded by
+    /// it: a body whose `Content-Length` is over it is refused unread, and
+    /// anything else is refused as soon as it crosses it. A breach fails the
+    /// request it answers with [`ClientError::InvalidResponse`] (`… exceeds
+    /// the message cap of N bytes …`); other requests and later ones are
+    /// unaffected. On the standalone GET stream an event over the cap is
+    /// skipped with an error in the log.
+    pub fn max_message_bytes(mut self, max: usize) -> Self {
+        self.max_message_bytes = max;
         self
     }
 }

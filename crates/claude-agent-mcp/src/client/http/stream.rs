@@ -9,6 +9,7 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde_json::Value;
 
+use super::body::{BodyError, error_chain, read_capped};
 use super::sse::{SseEvent, SseParser};
 use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock};
 use crate::client::ClientError;
@@ -48,13 +49,15 @@ pub(crate) async fn post(
         .headers(headers)
         .body(body)
         .send();
-    let response = match shared.options.request_timeout {
+    let mut response = match shared.options.request_timeout {
         Some(t) => tokio::time::timeout(t, send).await.map_err(|_| {
             ClientError::Timeout(format!("HTTP POST {}: no answer within {t:?}", url(shared)))
         })?,
         None => send.await,
     }
-    .map_err(|e| ClientError::Transport(format!("HTTP POST {}: {e}", url(shared))))?;
+    .map_err(|e| {
+        ClientError::Transport(format!("HTTP POST {}: {}", url(shared), error_chain(&e)))
+    })?;
 
     if let Some(session) = response
         .headers()
@@ -76,16 +79,26 @@ pub(crate) async fn post(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_ascii_lowercase();
+    let limit = shared.options.max_message_bytes;
     if !status.is_success() {
-        let text = response.text().await.unwrap_or_default();
+        let text = match read_capped(&mut response, limit).await {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e @ BodyError::TooLarge { .. }) => format!("<{e}>"),
+            Err(BodyError::Read(_)) => String::new(),
+        };
         return error_status(shared, status, &text, request_id);
     }
     if content_type.starts_with("text/event-stream") {
         return read_sse(shared, response, request_id).await;
     }
-    let bytes = response.bytes().await.map_err(|e| {
-        ClientError::Transport(format!("HTTP POST {}: reading the body: {e}", url(shared)))
-    })?;
+    let bytes = read_capped(&mut response, limit)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge { .. } => {
+                ClientError::InvalidResponse(format!("HTTP POST {}: {e}", url(shared)))
+            }
+            BodyError::Read(_) => ClientError::Transport(format!("HTTP POST {}: {e}", url(shared))),
+        })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return match request_id {
             Some(_) => Err(ClientError::InvalidResponse(format!(
@@ -156,29 +169,53 @@ fn on_event(shared: &Shared, event: &SseEvent, request_id: Option<&Value>) -> bo
     }
 }
 
+/// Reads the SSE answer to a POST until it carries the response to
+/// `request_id` (then the stream is dropped: a server that keeps it open
+/// must not hold the request), resuming it when it is cut before.
 async fn read_sse(
     shared: &Shared,
     mut response: reqwest::Response,
     request_id: Option<Value>,
 ) -> Result<(), ClientError> {
-    let mut parser = SseParser::new();
+    let mut parser = SseParser::with_max_event_bytes(shared.options.max_message_bytes);
     let mut answered = request_id.is_none();
     let mut attempts = 0;
     loop {
         let mut body = response.bytes_stream();
+        let mut broke = None;
         while let Some(chunk) = body.next().await {
-            match chunk {
-                Ok(bytes) => {
-                    for event in parser.feed(&bytes) {
-                        answered |= on_event(shared, &event, request_id.as_ref());
-                    }
-                }
+            let bytes = match chunk {
+                Ok(bytes) => bytes,
                 Err(e) => {
                     tracing::debug!(error = %e, "MCP HTTP: the SSE stream broke");
+                    broke = Some(error_chain(&e));
                     break;
                 }
+            };
+            for item in parser.feed_checked(&bytes) {
+                match item {
+                    Ok(event) => answered |= on_event(shared, &event, request_id.as_ref()),
+                    Err(too_large) if answered => {
+                        tracing::warn!("MCP HTTP: {too_large}; dropping the stream");
+                        return Ok(());
+                    }
+                    Err(too_large) => {
+                        return Err(ClientError::InvalidResponse(format!(
+                            "HTTP {}: {too_large}; the stream was dropped",
+                            url(shared)
+                        )));
+                    }
+                }
+            }
+            if answered {
+                return Ok(());
             }
         }
+        let partial = if parser.has_partial_event() {
+            "; an unterminated event was discarded"
+        } else {
+            ""
+        };
         parser.finish();
         if answered {
             return Ok(());
@@ -186,16 +223,20 @@ async fn read_sse(
         if shared.closed.load(Ordering::Acquire) {
             return Err(ClientError::Closed("the HTTP transport is closed".into()));
         }
+        let how = match broke {
+            Some(e) => format!("broke ({e})"),
+            None => "ended".to_owned(),
+        };
         let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
             return Err(ClientError::Transport(format!(
-                "HTTP POST {}: the SSE stream ended before the response, with no event id to resume from",
+                "HTTP {}: the SSE stream {how} before the response{partial}, with no event id to resume from",
                 url(shared)
             )));
         };
         attempts += 1;
         if attempts > shared.options.max_reconnects {
             return Err(ClientError::Transport(format!(
-                "HTTP {}: the SSE stream was cut {attempts} times before the response",
+                "HTTP {}: the SSE stream was cut {attempts} times before the response (last: it {how}{partial})",
                 url(shared)
             )));
         }
@@ -254,7 +295,7 @@ async fn open_get(
 /// The standalone GET stream: notifications and requests outside any
 /// request, resumed after a cut, until the transport closes.
 pub(crate) async fn get_stream(shared: &Shared) {
-    let mut parser = SseParser::new();
+    let mut parser = SseParser::with_max_event_bytes(shared.options.max_message_bytes);
     let mut failures = 0;
     while !shared.closed.load(Ordering::Acquire) && failures <= shared.options.max_reconnects {
         let response = match open_get(shared, parser.last_event_id()).await {
@@ -275,8 +316,13 @@ pub(crate) async fn get_stream(shared: &Shared) {
         failures = 0;
         let mut body = response.bytes_stream();
         while let Some(Ok(bytes)) = body.next().await {
-            for event in parser.feed(&bytes) {
-                on_event(shared, &event, None);
+            for item in parser.feed_checked(&bytes) {
+                match item {
+                    Ok(event) => {
+                        on_event(shared, &event, None);
+                    }
+                    Err(e) => tracing::error!("MCP HTTP: GET stream: {e}; the event was skipped"),
+                }
             }
         }
         parser.finish();
