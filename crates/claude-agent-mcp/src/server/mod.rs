@@ -71,6 +71,7 @@ mod resource;
 mod result;
 mod schema;
 mod session;
+mod simple_schema;
 pub mod stateless;
 mod stdio;
 mod tool;

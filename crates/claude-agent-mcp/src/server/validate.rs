@@ -2,18 +2,34 @@
 //!
 //! Each schema is compiled once, when its tool is created; a call only runs
 //! the compiled validator (a fast boolean check first, the error walk only
-//! when the value is invalid).
+//! when the value is invalid). Plain schemas (see [`super::simple_schema`])
+//! are checked without `jsonschema`, which then only words the errors.
 
 use std::fmt::Write as _;
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
+
+use super::simple_schema::SimpleSchema;
 
 /// How many validation errors a message lists before "and N more".
 const MAX_LISTED_ERRORS: usize = 8;
 
 /// A compiled JSON schema, or the reason it could not be compiled.
 pub(crate) struct CompiledSchema {
-    validator: Result<jsonschema::Validator, String>,
+    kind: Kind,
+}
+
+enum Kind {
+    /// Plain keywords only: validity is checked without `jsonschema`, which
+    /// is compiled (once) only to word the errors of an invalid value.
+    Simple {
+        check: Box<SimpleSchema>,
+        schema: Value,
+        full: OnceLock<Result<jsonschema::Validator, String>>,
+    },
+    Full(Result<jsonschema::Validator, String>),
 }
 
 impl CompiledSchema {
@@ -22,17 +38,28 @@ impl CompiledSchema {
     /// An invalid schema is logged and kept as an error: every value then
     /// fails validation with a message saying the schema is broken.
     pub(crate) fn compile(schema: &Value, what: &str, tool: &str) -> Self {
-        let validator = jsonschema::validator_for(schema).map_err(|e| {
-            tracing::error!(tool, error = %e, "the tool's {what} is not a valid JSON schema");
-            format!("the tool's {what} is not a valid JSON schema: {e}")
-        });
-        Self { validator }
+        let kind = match SimpleSchema::parse(schema) {
+            Some(check) => Kind::Simple {
+                check: Box::new(check),
+                schema: schema.clone(),
+                full: OnceLock::new(),
+            },
+            None => Kind::Full(full(schema, what, tool)),
+        };
+        Self { kind }
     }
 
     /// Checks `instance`; on failure, one line per problem, each naming
     /// where in the value it is (a JSON pointer, `(root)` for the value itself).
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        let validator = self.validator.as_ref().map_err(Clone::clone)?;
+        let validator = match &self.kind {
+            Kind::Simple { check, .. } if check.is_valid(instance) => return Ok(()),
+            Kind::Simple {
+                schema, full: f, ..
+            } => f.get_or_init(|| full(schema, "schema", "")),
+            Kind::Full(validator) => validator,
+        };
+        let validator = validator.as_ref().map_err(Clone::clone)?;
         if validator.is_valid(instance) {
             return Ok(());
         }
@@ -58,6 +85,14 @@ impl CompiledSchema {
         }
         Err(out)
     }
+}
+
+/// `schema` compiled by `jsonschema`, or why it could not be.
+fn full(schema: &Value, what: &str, tool: &str) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| {
+        tracing::error!(tool, error = %e, "the tool's {what} is not a valid JSON schema");
+        format!("the tool's {what} is not a valid JSON schema: {e}")
+    })
 }
 
 #[cfg(test)]
