@@ -2,6 +2,9 @@
 //! SSE, server→client requests, the GET stream, and the security checks.
 #![cfg(feature = "http-server")]
 
+#[path = "support/http_session.rs"]
+mod http_session;
+
 use std::time::Duration;
 
 use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
@@ -68,33 +71,11 @@ async fn start(config: StreamableHttpConfig) -> Running {
 
 impl Running {
     fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-        let mut r = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(s) = session {
-            r = r
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        r
+        http_session::post(&self.http, &self.url, session, body)
     }
 
     async fn initialize(&self) -> String {
-        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
-            "capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}});
-        let r = self.post(None, &init).send().await.unwrap();
-        assert_eq!(r.status(), StatusCode::OK);
-        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-        assert_eq!(sid.len(), 32, "128 random bits in hex");
-        let body: Value = r.json().await.unwrap();
-        assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
-        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        let r = self.post(Some(&sid), &note).send().await.unwrap();
-        assert_eq!(r.status(), StatusCode::ACCEPTED);
-        sid
+        http_session::initialize(&self.http, &self.url, json!({"sampling":{}})).await
     }
 }
 

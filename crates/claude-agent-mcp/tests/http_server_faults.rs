@@ -4,6 +4,9 @@
 //! is lost that the protocol lets a client get back, nothing is left running.
 #![cfg(feature = "http-server")]
 
+#[path = "support/http_session.rs"]
+mod http_session;
+
 #[path = "support/tasks.rs"]
 mod tasks;
 
@@ -13,7 +16,6 @@ use std::time::Duration;
 
 use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_agent_mcp::{LogLevel, Server, Tool, ToolContext};
-use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
@@ -115,31 +117,11 @@ async fn start(config: StreamableHttpConfig) -> Running {
 
 impl Running {
     fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-        let mut r = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(body.to_string());
-        if let Some(s) = session {
-            r = r
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        r
+        http_session::post(&self.http, &self.url, session, body)
     }
 
     async fn initialize(&self) -> String {
-        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
-            "capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
-        let r = self.post(None, &init).send().await.unwrap();
-        assert_eq!(r.status(), StatusCode::OK);
-        let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_owned();
-        let _ = r.bytes().await.unwrap();
-        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        let r = self.post(Some(&sid), &note).send().await.unwrap();
-        assert_eq!(r.status(), StatusCode::ACCEPTED);
-        sid
+        http_session::initialize(&self.http, &self.url, json!({})).await
     }
 
     fn call(&self, sid: &str, id: u64, tool: &str) -> reqwest::RequestBuilder {
