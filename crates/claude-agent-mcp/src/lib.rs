@@ -8,6 +8,7 @@
 //!   [`Server::handle`] (or [`Handler::handle`]), serves every transport;
 //! * [`http_server`] — (feature `http-server`, on by default) any server
 //!   over Streamable HTTP, as an axum router or on its own;
+//! * [`transport`] — what the transports share (the request table);
 //! * [`client`] — an MCP client over in-process, stdio and (feature `http`,
 //!   on by default) Streamable HTTP transports.
 //!
@@ -52,6 +53,7 @@ pub mod client;
 pub mod http_server;
 pub mod jsonrpc;
 pub mod server;
+pub mod transport;
 pub mod types;
 
 pub use server::{
