@@ -1,5 +1,5 @@
 //! The bridge: in-process MCP servers answering the CLI's `mcp_message`
-//! control requests (§5 of the protocol reference).
+//! control requests (docs/protocol.md §5).
 //!
 //! The CLI runs one MCP client per in-process server whose transport is the
 //! control channel. Every JSON-RPC message for a server arrives as a

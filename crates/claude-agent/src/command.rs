@@ -1,5 +1,5 @@
-//! Turning [`Options`] into the CLI's arguments and environment (§1 of the
-//! protocol reference).
+//! Turning [`Options`] into the CLI's arguments and environment
+//! (docs/protocol.md §1).
 //!
 //! User-supplied values always use the `--flag=value` form: the CLI declares
 //! some options with optional values, so `--resume -x` would read `-x` as a flag.

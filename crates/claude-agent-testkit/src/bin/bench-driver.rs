@@ -1328,7 +1328,7 @@ fn document(
          ## Method: the SDK benchmark\n\n\
          * The load generator is the testkit's fake CLI (`fake-claude`, scenario `bench`). It \
          performs the real CLI's handshake (live, or from the TS SDK's `sdkMcpServerManifests`, \
-         §5.14 of the protocol notes), then writes `tools/call` requests in the real CLI's shape \
+         docs/protocol.md §5.13), then writes `tools/call` requests in the real CLI's shape \
          and times each round trip from just before its write to the moment the matching \
          `control_response` line has been read. Every answer is checked (success, `jsonrpc`, id, \
          not `isError`, size).\n\

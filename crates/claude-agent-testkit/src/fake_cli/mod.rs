@@ -112,7 +112,7 @@ pub fn main() -> i32 {
                 params,
                 model,
             );
-            // In-process servers declared the Python SDK's way (§1.5).
+            // In-process servers declared the Python SDK's way (docs/protocol.md §1.3).
             if let Some(config) = flag_value(&args, "mcp-config") {
                 peer.servers = peer::sdk_servers_in_mcp_config(&config)
                     .into_iter()

@@ -109,7 +109,7 @@ pub struct SdkServer {
     /// Whether the handshake succeeded.
     pub connected: bool,
     /// The handshake results the SDK sent in `initialize.sdkMcpServerManifests`,
-    /// when accepted (§5.14): the live handshake is then skipped.
+    /// when accepted (docs/protocol.md §5.13): the live handshake is then skipped.
     pub manifest: Option<Value>,
 }
 
@@ -245,7 +245,7 @@ impl Peer {
             let envelope: Envelope<'_> = match serde_json::from_slice(line) {
                 Ok(e) => e,
                 Err(e) => {
-                    // The real CLI dies on a line it cannot parse (§2.1).
+                    // The real CLI dies on a line it cannot parse (docs/protocol.md §2.1).
                     let preview = String::from_utf8_lossy(&line[..line.len().min(80)]);
                     eprintln!(
                         "Error parsing streaming input line (type=unknown, {} chars): SyntaxError: {e}: {preview}",
@@ -301,7 +301,7 @@ impl Peer {
             "initialize" => {
                 if !self.initialized {
                     self.initialized = true;
-                    // Servers named here join those of `--mcp-config` (§5.1).
+                    // Servers named here join those of `--mcp-config` (docs/protocol.md §1.3).
                     if let Some(names) = request.get("sdkMcpServers").and_then(Value::as_array) {
                         for n in names.iter().filter_map(Value::as_str) {
                             if !self.servers.iter().any(|s| s.name == n) {
@@ -481,7 +481,7 @@ impl Peer {
         for i in 0..self.servers.len() {
             let name = self.servers[i].name.clone();
             // An accepted manifest replaces the live handshake; the first
-            // call then uses id 2, as after a live one (§5.14).
+            // call then uses id 2, as after a live one (docs/protocol.md §5.13).
             let s = &mut self.servers[i];
             if let Some(m) = s.manifest.as_ref()
                 && manifest_verdict(m) == "parked"
@@ -737,7 +737,7 @@ pub fn check_mcp_result(r: Option<&Response>, id: u64) -> Result<Value, String> 
         .ok_or_else(|| format!("reply without result: {reply}"))
 }
 
-/// What the CLI does with a handshake manifest (§5.14): `"parked"` (used
+/// What the CLI does with a handshake manifest (docs/protocol.md §5.13): `"parked"` (used
 /// instead of the live handshake) or why not.
 pub fn manifest_verdict(manifest: &Value) -> &'static str {
     match manifest
@@ -794,7 +794,7 @@ pub fn sdk_servers_in_mcp_config(value: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The CLI's tool-name normalization (§5.10).
+/// The CLI's tool-name normalization (docs/protocol.md §5.11).
 pub fn normalize(name: &str) -> String {
     name.chars()
         .map(|c| {

@@ -203,7 +203,7 @@ wire_struct! {
         opt agents: BTreeMap<String, AgentDefinition> = "agents",
         /// Names of in-process MCP servers (alternative to `--mcp-config`).
         opt sdk_mcp_servers: Vec<String> = "sdkMcpServers",
-        /// Pre-computed handshakes of in-process servers (§5.14).
+        /// Pre-computed handshakes of in-process servers (docs/protocol.md §5.13).
         opt sdk_mcp_server_manifests: Map<String, Value> = "sdkMcpServerManifests",
         /// System prompt parts.
         opt system_prompt: Vec<String> = "systemPrompt",

@@ -1,15 +1,16 @@
-//! Loading the recorded CLI transcripts in `shared/captures/`.
+//! Loading the recorded CLI transcripts in `tests/fixtures/captures/`
+//! (CLI 2.1.332; what they show is written up in `docs/protocol.md`).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-/// Where the captures are: `shared/` lives beside the repository.
+/// Where the captures are: this crate's `tests/fixtures/captures/`.
 pub fn captures_dir() -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/captures/"
+        "/tests/fixtures/captures/"
     ))
 }
 
@@ -27,7 +28,7 @@ pub fn capture(name: &str) -> Vec<Line> {
     let path = captures_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "cannot read capture {} ({e}); the shared/ folder with the CLI captures must sit beside the repository",
+            "cannot read capture {} ({e}); the recorded transcripts are part of the repository",
             path.display()
         )
     });
@@ -51,7 +52,7 @@ pub fn all_capture_names() -> Vec<String> {
     let dir = captures_dir();
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
         panic!(
-            "cannot list {} ({e}); the shared/ folder with the CLI captures must sit beside the repository",
+            "cannot list {} ({e}); the recorded transcripts are part of the repository",
             dir.display()
         )
     });
