@@ -9,8 +9,12 @@
 //! * [`http_server`] — (feature `http-server`, on by default) any server
 //!   over Streamable HTTP, as an axum router or on its own;
 //! * [`transport`] — what the transports share (the request table);
-//! * [`client`] — an MCP client over in-process, stdio and (feature `http`,
-//!   on by default) Streamable HTTP transports.
+//! * [`client`] — an MCP client over in-process, stdio and (feature
+//!   `http-client`, on by default) Streamable HTTP transports.
+//!
+//! Without default features (`default-features = false`) the crate compiles
+//! none of the HTTP stack. Supported platforms: Linux and macOS (the stdio
+//! client runs a server in its own process group, which is POSIX).
 //!
 //! ```
 //! use claude_agent_mcp::{Json, RequestContext, Server, Tool};
@@ -47,6 +51,12 @@
 //! # });
 //! ```
 #![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "claude-agent-mcp supports Unix-like systems only (Linux, macOS): its stdio client runs \
+     the server in its own process group and signals that group (POSIX)."
+);
 
 pub mod client;
 #[cfg(feature = "http-server")]

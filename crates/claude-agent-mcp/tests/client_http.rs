@@ -1,7 +1,7 @@
 //! The Streamable HTTP transport against a scripted axum server: JSON and
 //! SSE answers, 202s, the session header and DELETE, the protocol-version
 //! and Mcp-* headers, custom headers, header refusal and stream resumption.
-#![cfg(feature = "http")]
+#![cfg(feature = "http-client")]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

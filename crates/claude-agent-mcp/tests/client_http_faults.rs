@@ -4,7 +4,7 @@
 //! cap (and one that stalls in the handshake itself). Each fault fails only its own request, clearly and in bounded
 //! time; the client works afterwards; and once it is gone no task of its
 //! is left on the runtime.
-#![cfg(feature = "http")]
+#![cfg(feature = "http-client")]
 #[path = "support/fault_http.rs"]
 mod fault_http;
 #[path = "support/tasks.rs"]

@@ -1,7 +1,7 @@
 //! The stateless revision (2026-07-28) over Streamable HTTP on 127.0.0.1:
 //! no session, the `Mcp-*` headers checked against the body, HTTP statuses,
 //! SSE only when something precedes the result, `subscriptions/listen`.
-#![cfg(all(feature = "http-server", feature = "http"))]
+#![cfg(all(feature = "http-server", feature = "http-client"))]
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! (examples/conformance_client.rs) against its own scenario servers.
 //! Peers come from scripts/install-mcp-peers; without them the test prints
 //! `SKIPPED` (and fails when `CI` or `CLAUDE_AGENT_PEERS_DIR` is set).
-#![cfg(feature = "http")]
+#![cfg(feature = "http-client")]
 
 #[path = "support/peers.rs"]
 mod peers;

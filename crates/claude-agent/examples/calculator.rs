@@ -2,10 +2,13 @@
 //! or served to any MCP client over stdio or Streamable HTTP.
 //!
 //! ```text
-//! cargo run -p claude-agent --example calculator                          # scripted exchange
-//! cargo run -p claude-agent --example calculator -- --stdio               # NDJSON on stdin/stdout
-//! cargo run -p claude-agent --example calculator -- --http 127.0.0.1:8080 # http://127.0.0.1:8080/mcp
+//! cargo run -p claude-agent --example calculator                 # scripted exchange
+//! cargo run -p claude-agent --example calculator -- --stdio      # NDJSON on stdin/stdout
+//! cargo run -p claude-agent --features http-server --example calculator -- --http 127.0.0.1:8080
 //! ```
+//!
+//! (`--http` serves `http://127.0.0.1:8080/mcp`; it needs the `http-server`
+//! feature.)
 //!
 //! Without arguments it sends the messages the Claude Code CLI would send
 //! (`initialize`, `notifications/initialized`, `tools/list`, then some
@@ -34,6 +37,7 @@ async fn main() -> std::io::Result<()> {
             Ok(())
         }
         ["--stdio"] => claude_agent::mcp::server::serve_stdio(calc_server()).await,
+        #[cfg(feature = "http-server")]
         ["--http", addr] => {
             use claude_agent::mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
             let listener = tokio::net::TcpListener::bind(addr).await?;
@@ -41,6 +45,14 @@ async fn main() -> std::io::Result<()> {
             StreamableHttpService::new(calc_server(), StreamableHttpConfig::default())
                 .serve(listener)
                 .await
+        }
+        #[cfg(not(feature = "http-server"))]
+        ["--http", _] => {
+            eprintln!(
+                "calculator: built without the `http-server` feature; run \
+                 `cargo run -p claude-agent --features http-server --example calculator -- --http HOST:PORT`"
+            );
+            std::process::exit(2);
         }
         _ => {
             eprintln!("usage: calculator [--stdio | --http HOST:PORT]");

@@ -1,5 +1,21 @@
 //! Give Claude your own Rust tools, in process, through the Claude Code CLI.
+//!
+//! Features (none on by default, so a program with in-process tools compiles
+//! no HTTP stack):
+//! * `http-client` — the MCP client's Streamable HTTP transport
+//!   (`mcp::client::http`, reqwest with rustls);
+//! * `http-server` — serving MCP over Streamable HTTP (`mcp::http_server`,
+//!   axum on hyper).
+//!
+//! Supported platforms: Linux and macOS. The CLI runs in its own process
+//! group, which is POSIX.
 #![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "claude-agent supports Unix-like systems only (Linux, macOS): it runs the Claude Code CLI \
+     in its own process group and signals that group (POSIX). Windows is not supported."
+);
 
 mod bridge;
 mod callbacks;

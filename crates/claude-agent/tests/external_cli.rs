@@ -4,9 +4,8 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use claude_agent::{McpServerConfig, query};
 use claude_agent_testkit::{MockModel, Turn};
@@ -26,6 +25,7 @@ fn calculator() -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let status = Command::new(cargo)
             .args(["build", "-p", "claude-agent", "--example", "calculator"])
+            .args(cfg!(feature = "http-server").then_some("--features=http-server"))
             .status()
             .unwrap();
         assert!(status.success(), "building the calculator example failed");
@@ -33,42 +33,6 @@ fn calculator() -> PathBuf {
     path
 }
 
-/// The calculator serving HTTP on a free port of 127.0.0.1; killed and reaped on drop.
-struct HttpCalculator {
-    child: Child,
-    url: String,
-}
-
-impl HttpCalculator {
-    fn start() -> Self {
-        let mut child = Command::new(calculator())
-            .args(["--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("calculator said {line:?}"))
-            .to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for HttpCalculator {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The model adds, divides by zero, then repeats both tool results.
 fn script() -> claude_agent_testkit::MockModelBuilder {
     MockModel::builder()
         .turn(Turn::tool_use("mcp__calc__add", json!({"a": 2, "b": 3})))
@@ -115,14 +79,61 @@ async fn cli_runs_the_calculator_as_an_external_stdio_server() {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cli_uses_the_calculator_over_streamable_http() {
-    with_timeout(async {
-        let h = Harness::start(script()).await;
-        let calc = HttpCalculator::start();
-        round_trip(&h, McpServerConfig::http(calc.url.clone())).await;
-        drop(calc);
-        h.finish().await;
-    })
-    .await
+/// Over Streamable HTTP: the calculator needs the `http-server` feature
+/// (`scripts/test` turns it on).
+#[cfg(feature = "http-server")]
+mod over_http {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Child, Command, Stdio};
+
+    use super::*;
+
+    /// The calculator serving HTTP on a free port of 127.0.0.1; killed and reaped on drop.
+    struct HttpCalculator {
+        child: Child,
+        url: String,
+    }
+
+    impl HttpCalculator {
+        fn start() -> Self {
+            let mut child = Command::new(calculator())
+                .args(["--http", "127.0.0.1:0"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut line = String::new();
+            BufReader::new(child.stderr.take().unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            let url = line
+                .trim()
+                .strip_prefix("listening on ")
+                .unwrap_or_else(|| panic!("calculator said {line:?}"))
+                .to_owned();
+            Self { child, url }
+        }
+    }
+
+    impl Drop for HttpCalculator {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The model adds, divides by zero, then repeats both tool results.
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cli_uses_the_calculator_over_streamable_http() {
+        with_timeout(async {
+            let h = Harness::start(script()).await;
+            let calc = HttpCalculator::start();
+            round_trip(&h, McpServerConfig::http(calc.url.clone())).await;
+            drop(calc);
+            h.finish().await;
+        })
+        .await
+    }
 }

@@ -3,7 +3,8 @@
 //! `mode="auto"`, which probes `server/discover` first) and the MCP
 //! Inspector CLI (2.12.0). Peers come from scripts/install-mcp-peers; without
 //! them the tests print `SKIPPED` (and fail when `CI` or
-//! `CLAUDE_AGENT_PEERS_DIR` is set).
+//! `CLAUDE_AGENT_PEERS_DIR` is set). Needs the `http-server` feature
+//! (`scripts/test` turns it on).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -47,7 +48,8 @@ fn calculator() -> PathBuf {
     if !path.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let ok = Command::new(cargo)
-            .args(["build", "-p", "claude-agent", "--example", "calculator"])
+            .args(["build", "-p", "claude-agent", "--features=http-server"])
+            .args(["--example", "calculator"])
             .status()
             .unwrap();
         assert!(ok.success());

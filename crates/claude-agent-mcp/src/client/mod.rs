@@ -5,7 +5,7 @@
 //!   serialization;
 //! * [`StdioTransport`] spawns a server process and speaks NDJSON over its
 //!   stdin/stdout;
-//! * [`HttpTransport`] (feature `http`, on by default) speaks Streamable HTTP.
+//! * [`HttpTransport`] (feature `http-client`, on by default) speaks Streamable HTTP.
 //!
 //! The client does the handshake (`server/discover` for servers of the
 //! 2026-07-28 revision, else `initialize` + `notifications/initialized`),
@@ -48,7 +48,7 @@ mod core;
 mod error;
 mod handshake;
 pub mod headers;
-#[cfg(feature = "http")]
+#[cfg(feature = "http-client")]
 pub mod http;
 mod in_process;
 pub(crate) mod lines;
@@ -63,7 +63,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub use error::{ClientError, response_outcome};
-#[cfg(feature = "http")]
+#[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
 pub use lines::DEFAULT_MAX_LINE_BYTES;

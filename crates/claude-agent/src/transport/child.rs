@@ -310,14 +310,30 @@ pub(crate) fn group_has_live_members(pgid: libc::pid_t) -> bool {
     if unsafe { libc::kill(-pgid, 0) } != 0 {
         return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
     }
-    // `kill` counts zombies; look closer.
+    // `kill` counts zombies; look closer where we can.
+    any_member_runs(pgid)
+}
+
+/// Whether a member of the existing group `pgid` is not a zombie (`/proc`).
+#[cfg(target_os = "linux")]
+fn any_member_runs(pgid: libc::pid_t) -> bool {
     match group_members(pgid) {
         Ok(members) => members.iter().any(|p| !p.is_dead()),
         Err(_) => true,
     }
 }
 
-/// One line of `/proc/<pid>/stat`, the fields we need.
+/// Without `/proc` (macOS) every member counts as running: an orphaned
+/// zombie is reaped by launchd within moments, which the callers' polling
+/// waits out.
+#[cfg(not(target_os = "linux"))]
+fn any_member_runs(_pgid: libc::pid_t) -> bool {
+    true
+}
+
+/// One line of `/proc/<pid>/stat`, the fields we need (Linux; elsewhere only
+/// the tests' helpers, which are Linux-only, would use it).
+#[cfg(any(target_os = "linux", test))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProcStat {
     pub pid: libc::pid_t,
@@ -326,6 +342,7 @@ pub(crate) struct ProcStat {
     pub pgrp: libc::pid_t,
 }
 
+#[cfg(any(target_os = "linux", test))]
 impl ProcStat {
     /// A zombie or a dead task: no longer runs.
     pub(crate) fn is_dead(&self) -> bool {
@@ -334,6 +351,7 @@ impl ProcStat {
 }
 
 /// Reads `/proc/<pid>/stat`; `None` if there is no such process.
+#[cfg(any(target_os = "linux", test))]
 pub(crate) fn proc_stat(pid: libc::pid_t) -> Option<ProcStat> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `comm` is in parentheses and may contain anything: split after the last `)`.
@@ -351,6 +369,7 @@ pub(crate) fn proc_stat(pid: libc::pid_t) -> Option<ProcStat> {
 }
 
 /// All processes (zombies included) whose process group is `pgid`.
+#[cfg(target_os = "linux")]
 pub(crate) fn group_members(pgid: libc::pid_t) -> std::io::Result<Vec<ProcStat>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc")? {

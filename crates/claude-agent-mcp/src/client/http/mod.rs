@@ -1,4 +1,4 @@
-//! The Streamable HTTP transport (feature `http`).
+//! The Streamable HTTP transport (feature `http-client`).
 //!
 //! Every message is POSTed to the endpoint with
 //! `Accept: application/json, text/event-stream`; the answer is a JSON body,
