@@ -266,7 +266,7 @@ async fn soak_calls(client: &Client, calls: u64, in_flight: usize, progress: Opt
             r.text_content()
         );
         done += 1;
-        if progress.is_some_and(|every| done % every == 0) {
+        if progress.is_some_and(|every| done.is_multiple_of(every)) {
             println!(
                 "soak: progress calls={done} seconds={:.3}",
                 start.elapsed().as_secs_f64()

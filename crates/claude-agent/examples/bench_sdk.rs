@@ -82,10 +82,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             first_message_ns = now_ns();
             write_timing(query_ns, first_message_ns);
         }
-        if let Message::Result(r) = message? {
-            if r.is_error {
-                failed = r.result.clone();
-            }
+        if let Message::Result(r) = message?
+            && r.is_error
+        {
+            failed = r.result.clone();
         }
     }
     if let Some(hwm) = std::fs::read_to_string("/proc/self/status")

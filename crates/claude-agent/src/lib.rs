@@ -56,9 +56,10 @@ pub use claude_agent_mcp as mcp;
 #[doc = include_str!("../../../docs/mcp-servers.md")]
 mod mcp_servers_guide {}
 
-/// The README, compiled so its example stays true.
+/// The README, compiled so its example stays true (`README.md` in this
+/// crate is the repository's README).
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 mod readme {}
 
 /// Not a public API: lets the fuzz targets (`fuzz/`) and the property tests
@@ -81,7 +82,7 @@ pub mod __private_fuzz {
         Protocol,
     }
 
-    /// Reads `data` with the CLI's stdout reader ([`crate::transport::LineReader`])
+    /// Reads `data` with the CLI's stdout reader (`transport::LineReader`)
     /// and a line cap of `max_line` bytes. Reads hand out `chunks[i]` bytes in
     /// turn (cycled); a `0` makes that read pending, which drops the pending
     /// `next_line` future (cancellation) before the next one is polled.

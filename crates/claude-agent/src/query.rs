@@ -167,10 +167,10 @@ async fn start(prompt: Prompt, options: &Options) -> Result<(Arc<Session>, Arc<A
                 done.store(true, Ordering::SeqCst);
                 // Every turn may already be answered: wake the reader side by
                 // closing input only once the last result arrives (see `next`).
-                if let Some(session) = weak.upgrade() {
-                    if session.open_turns() == 0 {
-                        let _ = session.shutdown().await;
-                    }
+                if let Some(session) = weak.upgrade()
+                    && session.open_turns() == 0
+                {
+                    let _ = session.shutdown().await;
                 }
             });
         }

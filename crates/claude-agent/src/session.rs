@@ -610,10 +610,10 @@ fn permission_payload(result: PermissionResult, original: Value) -> Value {
     let mut value = serde_json::to_value(&result).unwrap_or_else(
         |_| json!({"behavior": "deny", "message": "unserializable permission result"}),
     );
-    if value.get("behavior").and_then(Value::as_str) == Some("allow") {
-        if let Some(obj) = value.as_object_mut() {
-            obj.entry("updatedInput").or_insert(original);
-        }
+    if value.get("behavior").and_then(Value::as_str) == Some("allow")
+        && let Some(obj) = value.as_object_mut()
+    {
+        obj.entry("updatedInput").or_insert(original);
     }
     value
 }

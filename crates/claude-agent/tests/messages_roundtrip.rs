@@ -45,10 +45,10 @@ fn check_blocks(blocks: &[ContentBlock], ctx: &str, seen: &mut BTreeSet<String>)
             !matches!(block, ContentBlock::Unknown(_)),
             "{ctx}: block {kind} decoded as Unknown"
         );
-        if let ContentBlock::ToolResult(r) = block {
-            if let Some(Content::Blocks(inner)) = &r.content {
-                check_blocks(inner, ctx, seen);
-            }
+        if let ContentBlock::ToolResult(r) = block
+            && let Some(Content::Blocks(inner)) = &r.content
+        {
+            check_blocks(inner, ctx, seen);
         }
         seen.insert(kind);
     }

@@ -95,10 +95,10 @@ const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
 impl SimpleSchema {
     /// The simple form of `schema`, or `None` if it uses anything else.
     pub(crate) fn parse(schema: &Value) -> Option<Self> {
-        if let Some(draft) = schema.get("$schema") {
-            if !DRAFTS.contains(&draft.as_str()?) {
-                return None;
-            }
+        if let Some(draft) = schema.get("$schema")
+            && !DRAFTS.contains(&draft.as_str()?)
+        {
+            return None;
         }
         Self::node(schema, true)
     }

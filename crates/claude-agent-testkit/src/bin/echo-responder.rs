@@ -17,11 +17,11 @@ use std::os::fd::FromRawFd;
 use serde_json::{Value, json};
 
 fn main() {
-    if let Err(e) = run() {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            eprintln!("echo-responder: {e}");
-            std::process::exit(1);
-        }
+    if let Err(e) = run()
+        && e.kind() != io::ErrorKind::BrokenPipe
+    {
+        eprintln!("echo-responder: {e}");
+        std::process::exit(1);
     }
 }
 

@@ -18,7 +18,7 @@
 //! |---|---|
 //! | `chat` | `system/init`, an `assistant` text (`text`), a `result` |
 //! | `tool_calls` | calls the tool `n` times, `in_flight` at once; with `hooks: true` each call is wrapped in PreToolUse/PostToolUse `hook_callback`s, with `permission: true` preceded by `can_use_tool`; checks every answer's shape; `report` names a JSON file for per-call latencies |
-//! | `bench` | the benchmark (see [`bench`]); writes [`report::BenchReport`] to `report` |
+//! | `bench` | the benchmark (see [`bench`](mod@bench)); writes [`report::BenchReport`] to `report` |
 //! | `exit_before_init` | writes `stderr` to stderr and exits with `code` before reading anything |
 //! | `die_mid_tool_call` | sends a `tools/call`, waits `delay_ms`, SIGKILLs itself |
 //! | `die_mid_stream` | writes half a line, SIGKILLs itself |

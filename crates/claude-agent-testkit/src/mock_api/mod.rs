@@ -785,19 +785,20 @@ async fn messages(
     };
 
     // Remember a failed conversation step so its retries get the same error.
-    if kind == RequestKind::Conversation && !is_retry {
-        if let TurnKind::Error { times, .. } = &turn.kind {
-            let script_index = match answer {
-                Answer::Script(i) => Some(i),
-                _ => None,
-            };
-            shared.lock().failed_step = Some(FailedStep {
-                fingerprint: fp,
-                script_index,
-                turn: turn.clone(),
-                remaining: times.map(|n| n - 1),
-            });
-        }
+    if kind == RequestKind::Conversation
+        && !is_retry
+        && let TurnKind::Error { times, .. } = &turn.kind
+    {
+        let script_index = match answer {
+            Answer::Script(i) => Some(i),
+            _ => None,
+        };
+        shared.lock().failed_step = Some(FailedStep {
+            fingerprint: fp,
+            script_index,
+            turn: turn.clone(),
+            remaining: times.map(|n| n - 1),
+        });
     }
 
     let paused = pause(&shared, turn.delay).await;

@@ -13,7 +13,8 @@ use super::LineWriter;
 use super::stderr::StderrDrain;
 use crate::error::Error;
 
-/// How long [`ChildHandle::shutdown`] waits at each step.
+/// How long ending the CLI waits at each step (closing stdin, then SIGTERM,
+/// then SIGKILL); set with [`Options::shutdown_timeouts`](crate::Options::shutdown_timeouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShutdownTimeouts {
     /// After closing stdin, before SIGTERM (default 5 s). The CLI finishes
