@@ -51,28 +51,26 @@ pub mod headers;
 #[cfg(feature = "http")]
 pub mod http;
 mod in_process;
-pub(crate) mod lines;
 mod notify;
 mod options;
-mod stdio;
-mod stdio_child;
 mod transport;
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
+/// The stdio transport lives in [`crate::transport`]; kept here too.
+pub use crate::transport::{StdioOptions, StdioTransport};
 pub use error::{ClientError, response_outcome};
 #[cfg(feature = "http")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
-pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use notify::{NotificationStream, ServerNotification};
 pub use options::{
     ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
     NotificationHandler, RequestHandler, RequestOptions,
 };
-pub use stdio::{StdioOptions, StdioTransport};
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;

@@ -73,7 +73,6 @@ mod schema;
 mod session;
 mod simple_schema;
 pub mod stateless;
-mod stdio;
 mod tool;
 mod validate;
 
@@ -84,6 +83,8 @@ use futures::future::BoxFuture;
 use indexmap::IndexMap;
 use serde_json::Value;
 
+/// Serving over stdio moved to [`crate::transport`]; kept here too.
+pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 pub use builder::ServerBuilder;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
 pub use context::{LogLevel, RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
@@ -96,7 +97,6 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{Json, ToolResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
-pub use stdio::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;

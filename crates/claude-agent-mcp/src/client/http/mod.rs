@@ -44,7 +44,7 @@ pub use sse::{SseEvent, SseEventTooLarge, SseParser};
 /// The default cap on one message the HTTP transport receives (an SSE
 /// event, a JSON body): 64 MiB, the same as the stdio transport's line cap
 /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = super::lines::DEFAULT_MAX_LINE_BYTES;
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = crate::transport::DEFAULT_MAX_LINE_BYTES;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
