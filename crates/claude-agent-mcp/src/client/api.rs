@@ -219,7 +219,7 @@ impl Client {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let maps: Arc<HashMap<String, headers::HeaderMap>> = match cached {
+        let maps: Arc<HashMap<String, crate::transport::mcp_headers::Annotations>> = match cached {
             Some(maps) => maps,
             None => {
                 self.list_tools().await?;

@@ -13,11 +13,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
 use super::error::response_outcome;
-use super::headers::HeaderMap;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{ClientError, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::transport::mcp_headers::Annotations;
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
 
 type Reply = Result<Value, ClientError>;
@@ -41,7 +41,7 @@ pub(crate) struct Inner {
     /// Server requests being answered, by their id's JSON text.
     answering: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
-    pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, HeaderMap>>>>,
+    pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, Annotations>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

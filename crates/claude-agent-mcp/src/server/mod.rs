@@ -113,6 +113,17 @@ pub trait Handler: Send + Sync + 'static {
     /// Answers one message: `Some(reply)` for a request, `None` for a
     /// notification or a response. `ctx` ties the message to its connection.
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>>;
+
+    /// The tool `name` as `tools/list` describes it, when the handler can
+    /// say without a request (a [`Server`] can). Transports use it where
+    /// they need a tool's schema outside a call: the Streamable HTTP
+    /// server checks `Mcp-Param-*` headers against the tool's
+    /// `x-mcp-header` annotations (stateless revision). The default,
+    /// `None`, means "cannot say": those headers then go unchecked.
+    fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        let _ = name;
+        None
+    }
 }
 
 /// An MCP server with tools. Cheap to clone (clones share everything).
@@ -252,6 +263,11 @@ impl Server {
         self.inner.read_tools().keys().cloned().collect()
     }
 
+    /// The tool `name` as `tools/list` describes it, if there is one.
+    pub fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        self.inner.tool(name).map(|r| r.tool.info.clone())
+    }
+
     /// The tools as `tools/list` describes them, in list order.
     pub fn tools(&self) -> Vec<ToolInfo> {
         self.inner
@@ -265,6 +281,10 @@ impl Server {
 impl Handler for Server {
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>> {
         Box::pin(Server::handle(self, message, ctx))
+    }
+
+    fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        Server::tool_info(self, name)
     }
 }
 

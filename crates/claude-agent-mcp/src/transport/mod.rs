@@ -8,6 +8,9 @@
 //!   own process group, reaped by a thread, shut down with timeouts,
 //!   killed on drop, its stderr drained into a bounded tail; one
 //!   [orphan policy](process#the-orphan-policy).
+//! * [`mcp_headers`] — the `Mcp-Method`, `Mcp-Name` and `x-mcp-header` /
+//!   `Mcp-Param-*` rules of the stateless revision, for the HTTP client
+//!   and server alike.
 //! * [`StdioTransport`] (the client end of stdio) and [`serve_stdio`] /
 //!   [`serve_lines`] (the server end).
 //! * [`RequestTable`] — our requests waiting for the peer's answer and the
@@ -15,6 +18,7 @@
 //!   MCP client, the MCP server's sessions and the Claude Code SDK's
 //!   control channel.
 pub mod lines;
+pub mod mcp_headers;
 pub mod process;
 mod requests;
 mod stdio;

@@ -38,6 +38,7 @@ use serde_json::Value;
 use super::ClientError;
 use super::headers::encode_header_value;
 use super::transport::{Inbox, SendOptions, Transport};
+use crate::transport::mcp_headers::PARAM_HEADER_PREFIX;
 use crate::types::PROTOCOL_VERSION_META;
 pub use sse::{SseEvent, SseEventTooLarge, SseParser};
 
@@ -239,11 +240,7 @@ fn post_headers(
     if let Some(method) = message.get("method").and_then(Value::as_str) {
         let (n, v) = header("mcp-method", &encode_header_value("Method", method)?)?;
         h.insert(n, v);
-        let key = match method {
-            "tools/call" | "prompts/get" => Some("name"),
-            "resources/read" => Some("uri"),
-            _ => None,
-        };
+        let key = crate::transport::mcp_headers::name_field(method);
         if let Some(name) = key.and_then(|k| message.get("params")?.get(k)?.as_str()) {
             let (n, v) = header("mcp-name", &encode_header_value("Name", name)?)?;
             h.insert(n, v);
@@ -251,7 +248,7 @@ fn post_headers(
     }
     for (name, value) in &options.header_params {
         let (n, v) = header(
-            &format!("Mcp-Param-{name}"),
+            &format!("{PARAM_HEADER_PREFIX}{name}"),
             &encode_header_value(name, value)?,
         )?;
         h.insert(n, v);
