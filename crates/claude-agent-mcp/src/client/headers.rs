@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::ClientError;
-use crate::transport::mcp_headers::{self, Annotations};
+use crate::transport::mcp_headers::{self, ParamHeaders};
 use crate::types::ToolInfo;
 
 pub use crate::transport::mcp_headers::X_MCP_HEADER;
@@ -21,7 +21,7 @@ pub fn encode_header_value(name: &str, value: &str) -> Result<String, ClientErro
 
 /// The header parameters a call with `arguments` mirrors, as raw text.
 pub(crate) fn header_params(
-    annotations: &Annotations,
+    annotations: &ParamHeaders,
     arguments: &Value,
 ) -> Result<Vec<(String, String)>, ClientError> {
     mcp_headers::header_params(annotations, arguments)
@@ -29,7 +29,7 @@ pub(crate) fn header_params(
 }
 
 /// The annotations of every tool of a `tools/list` listing that has some.
-pub(crate) fn tool_header_maps(tools: &[ToolInfo]) -> HashMap<String, Annotations> {
+pub(crate) fn tool_header_maps(tools: &[ToolInfo]) -> HashMap<String, ParamHeaders> {
     tools
         .iter()
         .map(|t| (t.name.clone(), mcp_headers::annotations(&t.input_schema)))

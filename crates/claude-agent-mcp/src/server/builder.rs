@@ -7,8 +7,8 @@ use indexmap::IndexMap;
 
 use std::future::Future;
 
+use super::catalog::Catalog;
 use super::completion::{self, CompletionHandler, CompletionRequest};
-use super::features::Catalog;
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
 use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool};
 

@@ -60,10 +60,10 @@
 
 mod builder;
 mod call;
+mod catalog;
 mod completion;
 mod context;
 mod dispatch;
-mod features;
 pub mod limits;
 mod outbound;
 mod prompt;
@@ -85,16 +85,20 @@ use serde_json::Value;
 
 /// Serving over stdio moved to [`crate::transport`]; kept here too.
 pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
+/// Moved to [`crate::types`]; kept here too.
+pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
+#[doc(hidden)]
+pub use call::panic_message;
+pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
-pub use context::{LogLevel, RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
-pub use features::RESOURCE_NOT_FOUND;
+pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
 };
 pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
-pub use result::{Json, ToolResult};
+pub use result::{IntoToolResult, Json};
 pub use schema::tool_schema_for;
 pub use session::Session;
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
@@ -171,7 +175,7 @@ pub(crate) struct ServerInner {
     tool_timeout: Duration,
     max_result_chars: usize,
     page_size: usize,
-    catalog: features::Catalog,
+    catalog: catalog::Catalog,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.

@@ -38,7 +38,7 @@ pub const PARAM_HEADER_PREFIX: &str = "Mcp-Param-";
 
 /// The `x-mcp-header` annotations of one tool's input schema: (property
 /// path, header name without [`PARAM_HEADER_PREFIX`]), sorted.
-pub type Annotations = Vec<(Vec<String>, String)>;
+pub type ParamHeaders = Vec<(Vec<String>, String)>;
 
 /// A header value that cannot be sent: it holds a control character.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +73,7 @@ pub fn name_field(method: &str) -> Option<&'static str> {
 /// Finds the annotated properties of an input schema (top-level and nested
 /// `properties`). A name that is no valid header name is ignored, with a
 /// warning, by both sides.
-pub fn annotations(schema: &Value) -> Annotations {
+pub fn annotations(schema: &Value) -> ParamHeaders {
     let mut out = Vec::new();
     let mut stack: Vec<(Vec<String>, &Value)> = vec![(Vec::new(), schema)];
     while let Some((path, node)) = stack.pop() {
@@ -114,7 +114,7 @@ pub fn argument_text(arguments: &Value, path: &[String]) -> Option<String> {
 /// (encoded later with [`encode_header_value`], checked now so that
 /// nothing is sent when one cannot be).
 pub fn header_params(
-    annotations: &Annotations,
+    annotations: &ParamHeaders,
     arguments: &Value,
 ) -> Result<Vec<(String, String)>, InvalidHeaderValue> {
     let mut out = Vec::new();
@@ -131,7 +131,7 @@ pub fn header_params(
 /// arguments: each present exactly when its argument is, with its value.
 /// `header` looks a header up by its (lower-case) name.
 pub fn check_param_headers<'a>(
-    annotations: &Annotations,
+    annotations: &ParamHeaders,
     arguments: &Value,
     header: impl Fn(&str) -> Option<&'a str>,
 ) -> Result<(), String> {

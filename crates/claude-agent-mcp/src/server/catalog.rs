@@ -124,18 +124,24 @@ pub(crate) async fn request(
     let page = server.page_size;
     match method {
         "resources/list" => {
-            let items = read(&catalog.resources)
-                .values()
-                .map(|r| to_value(&r.info))
-                .collect();
-            paginate("resources", items, &params, page)
+            let items = read(&catalog.resources);
+            paginate(
+                "resources",
+                items.values(),
+                |r| to_value(&r.info),
+                &params,
+                page,
+            )
         }
         "resources/templates/list" => {
-            let items = read(&catalog.templates)
-                .values()
-                .map(|t| to_value(&t.info))
-                .collect();
-            paginate("resourceTemplates", items, &params, page)
+            let items = read(&catalog.templates);
+            paginate(
+                "resourceTemplates",
+                items.values(),
+                |t| to_value(&t.info),
+                &params,
+                page,
+            )
         }
         "resources/read" => read_resource(catalog, &params, ctx).await,
         "resources/subscribe" | "resources/unsubscribe" => {
@@ -150,11 +156,14 @@ pub(crate) async fn request(
             Ok(json!({}))
         }
         "prompts/list" => {
-            let items = read(&catalog.prompts)
-                .values()
-                .map(|p| to_value(&p.info))
-                .collect();
-            paginate("prompts", items, &params, page)
+            let items = read(&catalog.prompts);
+            paginate(
+                "prompts",
+                items.values(),
+                |p| to_value(&p.info),
+                &params,
+                page,
+            )
         }
         "prompts/get" => get_prompt(catalog, &params, ctx).await,
         "completion/complete" => {
@@ -251,10 +260,14 @@ async fn get_prompt(
     Ok(to_value(&result))
 }
 
-/// One page of `items` under `key`, from the request's `cursor`.
-fn paginate(
+/// One page of a list result under `key` (`tools`, `resources`, …): at
+/// most `page` items from where the request's `cursor` says, each made by
+/// `to_item` (only those on the page), and `nextCursor` when more follow.
+/// The cursor is opaque to clients: `<key>:<offset>`.
+pub(crate) fn paginate<'a, T: 'a>(
     key: &str,
-    items: Vec<Value>,
+    items: impl ExactSizeIterator<Item = &'a T>,
+    to_item: impl Fn(&T) -> Value,
     params: &Map<String, Value>,
     page: usize,
 ) -> Result<Value, ErrorObject> {
@@ -272,12 +285,12 @@ fn paginate(
             )));
         }
     };
-    let end = start.saturating_add(page).min(items.len());
     let total = items.len();
+    let end = start.saturating_add(page).min(total);
     let page: Vec<Value> = items
-        .into_iter()
         .skip(start)
         .take(end.saturating_sub(start))
+        .map(to_item)
         .collect();
     let mut result = Map::with_capacity(2);
     result.insert(key.into(), Value::Array(page));
