@@ -435,7 +435,10 @@ async fn a_full_buffer_makes_senders_wait_and_try_send_refuse() {
         queued += 1;
         assert!(queued < 10);
     }
-    assert!(matches!(w.try_send(&json!({})), Err(SendError::Full)));
+    assert!(matches!(
+        w.try_send(&json!({"refused": 1})),
+        Err(SendError::Full)
+    ));
     let blocked = tokio::time::timeout(Duration::from_millis(50), w.send(&json!({"c": 1}))).await;
     assert!(blocked.is_err(), "a sender waits while the buffer is full");
     let reader = tokio::spawn(read_all(rx));
@@ -450,6 +453,10 @@ async fn a_full_buffer_makes_senders_wait_and_try_send_refuse() {
         .collect();
     assert_eq!(lines.len(), 1 + queued + 1);
     assert_eq!(lines.last().unwrap(), &json!({"c": 2}));
+    assert!(
+        lines.iter().all(|l| l.get("refused").is_none()),
+        "a refused frame is gone"
+    );
 }
 
 #[tokio::test]

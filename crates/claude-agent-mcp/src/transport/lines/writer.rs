@@ -192,6 +192,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
             return Err(SendError::Invalid("a frame must not contain a newline"));
         }
         let mut frame = std::mem::take(&mut self.shared.lock().spare);
+        frame.clear();
         frame.extend_from_slice(line);
         frame.push(b'\n');
         self.send_frame(frame).await
@@ -212,7 +213,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
             return Err(SendError::Closed);
         }
         if q.pending.len() >= self.shared.limit {
-            q.spare = frame;
+            q.spare = shrunk(frame);
             return Err(SendError::Full);
         }
         let runtime = if q.writing {
@@ -267,6 +268,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
 
     fn serialize<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, SendError> {
         let mut frame = std::mem::take(&mut self.shared.lock().spare);
+        frame.clear();
         if let Err(e) = serde_json::to_writer(&mut frame, value) {
             self.shared.lock().spare = shrunk(frame);
             return Err(SendError::Serialize(e));
