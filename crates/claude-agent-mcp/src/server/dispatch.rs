@@ -185,7 +185,7 @@ fn initialize(
 }
 
 fn list_tools(server: &ServerInner, params: Map<String, Value>) -> Result<Value, ErrorObject> {
-    let tools = server.read_tools();
+    let tools = server.tools.read();
     catalog::paginate(
         "tools",
         tools.values(),

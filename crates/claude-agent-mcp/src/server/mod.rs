@@ -76,11 +76,10 @@ pub mod stateless;
 mod tool;
 mod validate;
 
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use indexmap::IndexMap;
 use serde_json::Value;
 
 /// Serving over stdio moved to [`crate::transport`]; kept here too.
@@ -169,7 +168,7 @@ pub(crate) struct ServerInner {
     name: String,
     version: String,
     instructions: Option<String>,
-    tools: RwLock<IndexMap<String, Arc<Registered>>>,
+    tools: catalog::Registry<Arc<Registered>>,
     /// Sessions that completed `initialize`, held weakly.
     sessions: Mutex<Vec<Weak<SessionInner>>>,
     tool_timeout: Duration,
@@ -247,7 +246,7 @@ impl Server {
     pub fn add_tool(&self, tool: Tool) {
         let registered = Arc::new(Registered::new(tool));
         let name = registered.tool.info.name.clone();
-        self.inner.write_tools().insert(name, registered);
+        self.inner.tools.write().insert(name, registered);
         self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
     }
 
@@ -255,7 +254,7 @@ impl Server {
     /// that the list changed. Returns whether there was one.
     /// Calls already running finish normally.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.write_tools().shift_remove(name).is_some();
+        let removed = self.inner.tools.write().shift_remove(name).is_some();
         if removed {
             self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
         }
@@ -264,7 +263,7 @@ impl Server {
 
     /// The names of the tools, in list order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.inner.read_tools().keys().cloned().collect()
+        self.inner.tools.read().keys().cloned().collect()
     }
 
     /// The tool `name` as `tools/list` describes it, if there is one.
@@ -275,7 +274,8 @@ impl Server {
     /// The tools as `tools/list` describes them, in list order.
     pub fn tools(&self) -> Vec<ToolInfo> {
         self.inner
-            .read_tools()
+            .tools
+            .read()
             .values()
             .map(|r| r.tool.info.clone())
             .collect()
@@ -305,18 +305,8 @@ impl std::fmt::Debug for Server {
 }
 
 impl ServerInner {
-    // Lock poisoning is ignored: every critical section is a single map
-    // operation that leaves the map consistent.
-    fn read_tools(&self) -> std::sync::RwLockReadGuard<'_, IndexMap<String, Arc<Registered>>> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write_tools(&self) -> std::sync::RwLockWriteGuard<'_, IndexMap<String, Arc<Registered>>> {
-        self.tools.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn tool(&self, name: &str) -> Option<Arc<Registered>> {
-        self.read_tools().get(name).cloned()
+        self.tools.read().get(name).cloned()
     }
 
     /// Remembers `session` (weakly) for `list_changed` notifications.
