@@ -131,20 +131,24 @@ async fn drop_mid_stream_leaves_nothing() {
 }
 
 #[tokio::test]
-async fn env_and_cwd_are_applied() {
+async fn the_spawn_config_reaches_the_child() {
+    // Setting wins over removing; HOME is removed; the working directory
+    // and the arguments are applied.
     let dir = TempDir::new("cwd");
-    let mut cfg = py(
-        "import os, json\nprint(json.dumps({'set': os.environ.get('CA_TRANSPORT_TEST'), 'home': 'HOME' in os.environ, 'cwd': os.getcwd()}))",
+    let mut cfg = sh(
+        "echo \"{\\\"set\\\":\\\"$CA_TRANSPORT_TEST\\\",\\\"home\\\":\\\"${HOME-none}\\\",\\\"cwd\\\":\\\"$(pwd -P)\\\",\\\"arg\\\":\\\"$0\\\"}\"",
     );
+    cfg.args.push("first".into());
     cfg.env = vec![("CA_TRANSPORT_TEST".into(), "yes".into())];
     cfg.env_remove = vec!["HOME".into(), "CA_TRANSPORT_TEST".into()];
     cfg.cwd = Some(dir.path().to_path_buf());
     let mut p = spawn(cfg).unwrap();
     let v = next(&mut p).await.unwrap();
-    assert_eq!(v["set"], "yes");
-    assert_eq!(v["home"], false);
     let cwd = std::fs::canonicalize(dir.path()).unwrap();
-    assert_eq!(v["cwd"], cwd.to_str().unwrap());
+    assert_eq!(
+        v,
+        json!({"set": "yes", "home": "none", "cwd": cwd.to_str().unwrap(), "arg": "first"})
+    );
     within(10, p.child.shutdown(QUICK)).await;
 }
 
