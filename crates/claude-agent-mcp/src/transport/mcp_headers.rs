@@ -1,7 +1,7 @@
 //! The headers of the stateless revision (2026-07-28) that mirror a
 //! request's body, one set of rules for both sides: the HTTP client writes
-//! them ([`HttpTransport`](crate::client::HttpTransport)), the HTTP server
-//! checks them against the body (`http_server`).
+//! them (`client::HttpTransport`, feature `http`), the HTTP server checks
+//! them against the body (`http_server`, feature `http-server`).
 //!
 //! * `Mcp-Method` carries the method, and `Mcp-Name` the name the request
 //!   is about ([`name_field`]).
