@@ -34,7 +34,8 @@ mod calc;
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, StdioOptions, StdioTransport,
+    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
+    StdioTransport,
 };
 use claude_agent_mcp::{Handler, RequestContext};
 use futures::StreamExt;
@@ -70,7 +71,7 @@ impl Handler for Trivial {
 }
 
 async fn in_process() {
-    let client = Client::connect(
+    let client = McpClient::connect(
         claude_agent_mcp::client::InProcessTransport::new(Trivial),
         ClientOptions::new("bench", "1").handshake(HandshakeMode::Initialize),
     )
@@ -99,7 +100,7 @@ async fn in_process() {
     }
     report("Server::handle alone (baseline)", n, start.elapsed());
 
-    let client = Client::in_process(server).await.unwrap();
+    let client = McpClient::in_process(server).await.unwrap();
     let start = Instant::now();
     for _ in 0..n {
         let r = client.call_tool("add", json!({"a":1,"b":2})).await.unwrap();
@@ -123,7 +124,7 @@ async fn stdio() {
     );
     let transport = StdioTransport::spawn(StdioOptions::new(&server)).unwrap();
     let options = ClientOptions::new("bench", "1").handshake(HandshakeMode::Initialize);
-    let client = Client::connect(transport, options).await.unwrap();
+    let client = McpClient::connect(transport, options).await.unwrap();
     let n = 50_000u64;
     let start = Instant::now();
     for _ in 0..n {
@@ -152,8 +153,8 @@ async fn stdio() {
 
 /// `call_tool("add", {"a":1,"b":2})` for `seconds` with `in_flight` at once
 /// (after a warm-up); prints the JSON line of the client benchmark.
-async fn measure(client: &Client, transport: &str, in_flight: usize, seconds: f64) {
-    let call = |client: Client| async move {
+async fn measure(client: &McpClient, transport: &str, in_flight: usize, seconds: f64) {
+    let call = |client: McpClient| async move {
         let r = client.call_tool("add", json!({"a":1,"b":2})).await.unwrap();
         assert!(!r.is_error, "tool error: {}", r.text_content());
     };
@@ -186,7 +187,7 @@ async fn bench() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3.0);
-    let client = Client::in_process(calc::calc_server()).await.unwrap();
+    let client = McpClient::in_process(calc::calc_server()).await.unwrap();
     for in_flight in [1, 16] {
         measure(&client, "in-process", in_flight, seconds).await;
     }
@@ -196,7 +197,7 @@ async fn bench() {
     .expect("BENCH_STDIO_SERVER is a JSON array of strings");
     let transport =
         StdioTransport::spawn(StdioOptions::new(&server[0]).args(&server[1..])).unwrap();
-    let client = Client::connect(transport, ClientOptions::new("bench", "1"))
+    let client = McpClient::connect(transport, ClientOptions::new("bench", "1"))
         .await
         .unwrap();
     for in_flight in [1, 16] {
@@ -207,7 +208,7 @@ async fn bench() {
         && !url.is_empty()
     {
         let transport = HttpTransport::new(HttpOptions::new(url)).unwrap();
-        let client = Client::connect(transport, ClientOptions::new("bench", "1"))
+        let client = McpClient::connect(transport, ClientOptions::new("bench", "1"))
             .await
             .unwrap();
         for in_flight in [1, 16] {
@@ -234,7 +235,7 @@ async fn soak() {
     let calls = env_count("SOAK_CALLS", 1_000_000);
     let in_flight = env_count("SOAK_IN_FLIGHT", 16).max(1) as usize;
     let transport = HttpTransport::new(HttpOptions::new(url)).unwrap();
-    let client = Client::connect(transport, ClientOptions::new("soak", "1"))
+    let client = McpClient::connect(transport, ClientOptions::new("soak", "1"))
         .await
         .unwrap();
     let secs = soak_calls(&client, warmup, in_flight, None).await;
@@ -249,7 +250,12 @@ async fn soak() {
 
 /// `calls` checked calls of `add`, `in_flight` at once; with `progress`, a
 /// line every that many. Returns the seconds taken.
-async fn soak_calls(client: &Client, calls: u64, in_flight: usize, progress: Option<u64>) -> f64 {
+async fn soak_calls(
+    client: &McpClient,
+    calls: u64,
+    in_flight: usize,
+    progress: Option<u64>,
+) -> f64 {
     let start = Instant::now();
     let mut answers = futures::stream::iter(0..calls)
         .map(|_| {

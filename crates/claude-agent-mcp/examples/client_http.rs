@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use claude_agent_mcp::client::{Client, ClientOptions, HttpOptions, HttpTransport};
+use claude_agent_mcp::client::{ClientOptions, HttpOptions, HttpTransport, McpClient};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,7 +23,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let options = ClientOptions::new("client_http-example", "0.1.0")
         .on_notification(|n| eprintln!("[notification] {n:?}"));
-    let client = Client::connect(HttpTransport::new(http)?, options).await?;
+    let client = McpClient::connect(HttpTransport::new(http)?, options).await?;
     println!(
         "server: {:?} (protocol {})",
         client.server_info(),

@@ -5,7 +5,7 @@
 //! cargo run -p claude-agent-mcp --example client_in_process
 //! ```
 
-use claude_agent_mcp::client::{Client, ClientOptions, InProcessTransport};
+use claude_agent_mcp::client::{ClientOptions, InProcessTransport, McpClient};
 use claude_agent_mcp::{Server, Tool};
 use serde_json::json;
 
@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             x.a + x.b
         }))
         .build();
-    let client = Client::connect(
+    let client = McpClient::connect(
         InProcessTransport::new(server),
         ClientOptions::new("example", "0.1.0"),
     )

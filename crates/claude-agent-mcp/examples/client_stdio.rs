@@ -7,7 +7,7 @@
 //!     target/debug/examples/stdio_server
 //! ```
 
-use claude_agent_mcp::client::{Client, ClientOptions, StdioOptions, StdioTransport};
+use claude_agent_mcp::client::{ClientOptions, McpClient, StdioOptions, StdioTransport};
 use serde_json::{Value, json};
 
 #[tokio::main]
@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = ClientOptions::new("client_stdio-example", "0.1.0")
         .on_roots_list(|_| async { Ok(json!({"roots": []})) })
         .on_notification(|n| eprintln!("[notification] {n:?}"));
-    let client = Client::connect(transport, options).await?;
+    let client = McpClient::connect(transport, options).await?;
     println!(
         "server: {:?} (protocol {})",
         client.server_info(),

@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use claude_agent_mcp::client::{Client, ClientOptions, HandshakeMode, HttpOptions, HttpTransport};
+use claude_agent_mcp::client::{
+    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
+};
 use serde_json::{Map, Value, json};
 
 /// An elicitation answer that accepts, filling every field with its schema default.
@@ -40,7 +42,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .request_timeout(Duration::from_secs(20))
         .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
     let transport = HttpTransport::new(HttpOptions::new(&url).get_stream(true))?;
-    let client = Client::connect(transport, options).await?;
+    let client = McpClient::connect(transport, options).await?;
     eprintln!(
         "scenario {scenario:?}: connected to {:?}",
         client.server_info()

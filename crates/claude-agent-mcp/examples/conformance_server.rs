@@ -578,6 +578,10 @@ impl Handler for Conformance {
         }
         Box::pin(self.server.handle(message, ctx))
     }
+
+    fn tool_info(&self, name: &str) -> Option<claude_agent_mcp::types::ToolInfo> {
+        self.server.tool_info(name)
+    }
 }
 
 fn server() -> Server {

@@ -67,10 +67,15 @@ pub mod transport;
 pub mod types;
 
 pub use server::{
-    Handler, Json, LogLevel, RequestContext, Server, ServerBuilder, Session, Tool, ToolContext,
-    ToolResult,
+    Handler, IntoToolResult, Json, RequestContext, Server, ServerBuilder, Session, Tool,
+    ToolContext,
 };
-pub use types::{CallToolResult, Content};
+pub use types::{CallToolResult, Content, LogLevel};
+
+/// Not a public API: the one helper that reads a caught panic's message,
+/// shared with the Claude Code SDK.
+#[doc(hidden)]
+pub use server::panic_message;
 
 /// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
 pub use schemars;

@@ -8,7 +8,7 @@ mod peers;
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
-    Client, ClientOptions, HandshakeMode, InProcessTransport, RequestOptions, StdioOptions,
+    ClientOptions, HandshakeMode, InProcessTransport, McpClient, RequestOptions, StdioOptions,
     StdioTransport,
 };
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ fn options() -> ClientOptions {
 }
 
 /// Runs every case; each outcome as JSON (`{"ok":…}` or `{"err":…,"code":…}`).
-async fn run_cases(client: &Client) -> Vec<(String, Value)> {
+async fn run_cases(client: &McpClient) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let mut record = |name: &str, r: Result<Value, claude_agent_mcp::client::ClientError>| {
         let v = match r {
@@ -97,10 +97,10 @@ async fn run_cases(client: &Client) -> Vec<(String, Value)> {
 
 #[tokio::test]
 async fn in_process_and_stdio_agree() {
-    let in_process = Client::connect(InProcessTransport::new(calc::calc_server()), options())
+    let in_process = McpClient::connect(InProcessTransport::new(calc::calc_server()), options())
         .await
         .unwrap();
-    let stdio = Client::connect(
+    let stdio = McpClient::connect(
         StdioTransport::spawn(StdioOptions::new(peers::stdio_server())).unwrap(),
         options(),
     )

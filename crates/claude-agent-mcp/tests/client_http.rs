@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HttpOptions, HttpTransport, ServerNotification,
+    ClientError, ClientOptions, HttpOptions, HttpTransport, McpClient, ServerNotification,
 };
 use serde_json::{Value, json};
 
@@ -151,7 +151,7 @@ async fn streamable_http_end_to_end() {
     let options = ClientOptions::new("http-test", "1")
         .request_timeout(Duration::from_secs(10))
         .on_notification(move |n| sink.lock().unwrap().push(n));
-    let client = Client::connect(transport, options).await.unwrap();
+    let client = McpClient::connect(transport, options).await.unwrap();
     assert_eq!(client.server_info().unwrap().name, "mock");
 
     // A JSON answer, with the argument mirrored into a header.
@@ -235,7 +235,7 @@ async fn unreachable_server_is_a_transport_error() {
         .port();
     let http =
         HttpTransport::new(HttpOptions::new(format!("http://127.0.0.1:{port}/mcp"))).unwrap();
-    let e = Client::connect(http, ClientOptions::new("t", "1"))
+    let e = McpClient::connect(http, ClientOptions::new("t", "1"))
         .await
         .unwrap_err();
     assert!(matches!(e, ClientError::Transport(_)), "{e:?}");

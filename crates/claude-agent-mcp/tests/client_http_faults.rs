@@ -14,7 +14,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport,
+    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
 use fault_http::FaultServer;
 use serde_json::json;
@@ -23,12 +23,12 @@ use tasks::Baseline;
 /// The message cap the tests set (the default is 64 MiB).
 const CAP: usize = 64 * 1024;
 
-async fn connect(server: &FaultServer, request_timeout: Duration) -> Client {
+async fn connect(server: &FaultServer, request_timeout: Duration) -> McpClient {
     let http = HttpOptions::new(&server.url).max_message_bytes(CAP);
     let options = ClientOptions::new("faults", "1")
         .request_timeout(request_timeout)
         .handshake(HandshakeMode::Initialize);
-    Client::connect(HttpTransport::new(http).unwrap(), options)
+    McpClient::connect(HttpTransport::new(http).unwrap(), options)
         .await
         .unwrap()
 }
@@ -43,12 +43,12 @@ async fn bounded<T>(f: impl Future<Output = T>) -> (T, Duration) {
 }
 
 /// A failing call: its error and how long it took.
-async fn fails(client: &Client, tool: &str) -> (ClientError, Duration) {
+async fn fails(client: &McpClient, tool: &str) -> (ClientError, Duration) {
     let (result, took) = bounded(client.call_tool(tool, json!({}))).await;
     (result.unwrap_err(), took)
 }
 
-async fn still_works(client: &Client) {
+async fn still_works(client: &McpClient) {
     let (result, _) = bounded(client.call_tool("ok", json!({}))).await;
     assert_eq!(result.unwrap().text_content(), "ok");
 }
@@ -209,7 +209,7 @@ async fn a_stall_on_notifications_initialized_fails_connect_in_time() {
         .request_timeout(Duration::from_millis(500))
         .handshake(HandshakeMode::Initialize);
     let transport = HttpTransport::new(http).unwrap();
-    let (result, took) = bounded(Client::connect(transport, options)).await;
+    let (result, took) = bounded(McpClient::connect(transport, options)).await;
     let e = result.unwrap_err();
     assert!(e.is_timeout(), "{e:?}");
     assert_eq!(

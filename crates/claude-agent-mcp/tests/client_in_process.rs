@@ -7,15 +7,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HandshakeMode, InProcessTransport, RequestOptions,
+    ClientError, ClientOptions, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
     SendOptions, Transport,
 };
 use claude_agent_mcp::{Handler, RequestContext};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-async fn calc() -> Client {
-    Client::in_process(calc::calc_server()).await.unwrap()
+async fn calc() -> McpClient {
+    McpClient::in_process(calc::calc_server()).await.unwrap()
 }
 
 #[tokio::test]
@@ -34,7 +34,7 @@ async fn handshake_discovers_the_stateless_revision() {
 
 #[tokio::test]
 async fn handshake_falls_back_to_initialize_and_reports_the_server() {
-    let client = Client::connect(
+    let client = McpClient::connect(
         InProcessTransport::new(calc::calc_server()),
         ClientOptions::new("t", "1").handshake(HandshakeMode::Initialize),
     )
@@ -105,7 +105,7 @@ async fn a_jsonrpc_error_is_its_own_kind() {
 #[tokio::test]
 async fn per_call_timeout_overrides_the_default() {
     let options = ClientOptions::new("t", "1").request_timeout(Duration::from_secs(30));
-    let client = Client::connect(InProcessTransport::new(calc::calc_server()), options)
+    let client = McpClient::connect(InProcessTransport::new(calc::calc_server()), options)
         .await
         .unwrap();
     let slow = json!({"steps":1,"ms":5_000});
@@ -163,7 +163,7 @@ impl Handler for Scripted {
 
 #[tokio::test]
 async fn odd_error_shapes_and_transport_failures() {
-    let client = Client::in_process(Scripted::default()).await.unwrap();
+    let client = McpClient::in_process(Scripted::default()).await.unwrap();
     assert_eq!(client.protocol_version(), "2025-06-18");
     let text = |r: Result<Value, ClientError>| match r {
         Err(e) => (e.code(), e.to_string()),
@@ -220,7 +220,7 @@ async fn odd_error_shapes_and_transport_failures() {
 async fn dropping_a_call_sends_cancelled_with_its_request_id() {
     let handler = Scripted::default();
     let seen = handler.seen.clone();
-    let client = Client::in_process(handler).await.unwrap();
+    let client = McpClient::in_process(handler).await.unwrap();
     let call = client.send_request("hang", None);
     let _ = tokio::time::timeout(Duration::from_millis(20), call).await;
     let e = client
@@ -252,7 +252,7 @@ async fn dropping_a_call_sends_cancelled_with_its_request_id() {
 async fn in_process_ignores_send_options_and_close() {
     let t = InProcessTransport::new(calc::calc_server());
     assert!(!t.mirrors_header_params());
-    let client = Client::connect(
+    let client = McpClient::connect(
         t,
         ClientOptions::new("t", "1").handshake(HandshakeMode::Initialize),
     )

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HandshakeMode, Inbox, StdioOptions, StdioTransport,
+    ClientError, ClientOptions, HandshakeMode, Inbox, McpClient, StdioOptions, StdioTransport,
     Transport,
 };
 use serde_json::json;
@@ -57,7 +57,7 @@ async fn wait_gone(pid: u32) -> bool {
 async fn calls_over_stdio_and_close_reaps_the_child() {
     let transport = StdioTransport::spawn(StdioOptions::new(peers::stdio_server())).unwrap();
     let pid = transport.pid();
-    let client = Client::connect(transport, options()).await.unwrap();
+    let client = McpClient::connect(transport, options()).await.unwrap();
     assert_eq!(client.server_info().unwrap().name, "calc");
     assert_eq!(
         client
@@ -81,7 +81,7 @@ async fn calls_over_stdio_and_close_reaps_the_child() {
 async fn dropping_the_client_kills_the_process_group() {
     let transport = StdioTransport::spawn(wrapped("sleep 300 & echo started >&2")).unwrap();
     let pid = transport.pid();
-    let client = Client::connect(transport, options()).await.unwrap();
+    let client = McpClient::connect(transport, options()).await.unwrap();
     client.ping().await.unwrap();
     // The `sleep` shares the group; find it through /proc.
     let members: Vec<u32> = std::fs::read_dir("/proc")
@@ -119,7 +119,7 @@ async fn lines_over_the_cap_fail_their_request_and_reading_goes_on() {
     let transport =
         StdioTransport::spawn(StdioOptions::new(peers::stdio_server()).max_line_bytes(10_000))
             .unwrap();
-    let client = Client::connect(transport, options()).await.unwrap();
+    let client = McpClient::connect(transport, options()).await.unwrap();
     let ok = client.call_tool("big", json!({"n": 5_000})).await.unwrap();
     assert_eq!(ok.text_content().len(), 5_000);
     let e = client
@@ -142,7 +142,7 @@ async fn lines_over_the_cap_fail_their_request_and_reading_goes_on() {
     );
     // Big lines under a generous cap are fine.
     let transport = StdioTransport::spawn(StdioOptions::new(peers::stdio_server())).unwrap();
-    let client = Client::connect(transport, options()).await.unwrap();
+    let client = McpClient::connect(transport, options()).await.unwrap();
     let big = client
         .call_tool("big", json!({"n": 3_000_000}))
         .await
@@ -156,7 +156,7 @@ async fn non_json_lines_are_skipped_and_stderr_is_drained() {
     let sink = lines.clone();
     let opts = wrapped("echo 'this is not json'; echo '{broken'; echo to-stderr >&2")
         .on_stderr(move |l| sink.lock().unwrap().push(l.to_owned()));
-    let client = Client::connect(StdioTransport::spawn(opts).unwrap(), options())
+    let client = McpClient::connect(StdioTransport::spawn(opts).unwrap(), options())
         .await
         .unwrap();
     assert_eq!(
@@ -178,7 +178,7 @@ async fn non_json_lines_are_skipped_and_stderr_is_drained() {
 #[tokio::test]
 async fn a_dying_server_fails_waiting_requests_and_is_no_longer_alive() {
     // The server answers the handshake, then its wrapper kills it on a signal file.
-    let client = Client::connect(
+    let client = McpClient::connect(
         StdioTransport::spawn(StdioOptions::new(peers::stdio_server())).unwrap(),
         options(),
     )

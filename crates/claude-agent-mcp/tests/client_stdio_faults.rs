@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HandshakeMode, StdioOptions, StdioTransport,
+    ClientError, ClientOptions, HandshakeMode, McpClient, StdioOptions, StdioTransport,
 };
 use serde_json::json;
 use tasks::Baseline;
@@ -25,7 +25,7 @@ type Lines = Arc<Mutex<Vec<String>>>;
 
 /// A client of a fresh server (request timeout 30 s: no failure here may
 /// wait for it); its pid and stderr.
-async fn connect() -> (Client, u32, Lines) {
+async fn connect() -> (McpClient, u32, Lines) {
     let stderr = Lines::default();
     let sink = Arc::clone(&stderr);
     let options = StdioOptions::new("python3")
@@ -36,7 +36,7 @@ async fn connect() -> (Client, u32, Lines) {
     let options = ClientOptions::new("faults", "1")
         .request_timeout(Duration::from_secs(30))
         .handshake(HandshakeMode::Initialize);
-    let client = Client::connect(transport, options).await.unwrap();
+    let client = McpClient::connect(transport, options).await.unwrap();
     let ok = client.call_tool("ok", json!({})).await.unwrap();
     assert_eq!(ok.text_content(), "ok");
     (client, pid, stderr)
@@ -53,7 +53,7 @@ async fn bounded<T>(f: impl Future<Output = T>) -> (T, Duration) {
 
 /// Calls `tool`, which kills the server: the call must fail promptly with
 /// `Closed`; returns the message.
-async fn dies(client: &Client, tool: &str) -> String {
+async fn dies(client: &McpClient, tool: &str) -> String {
     let (result, took) = bounded(client.call_tool(tool, json!({}))).await;
     let e = result.unwrap_err();
     assert!(matches!(e, ClientError::Closed(_)), "{e:?}");
@@ -88,7 +88,7 @@ async fn wait_gone(pid: u32, zombie_ok: bool) {
 
 /// After the server died: it is reaped (not a zombie) though the client
 /// lives, the client says it is not alive, and calls fail fast, saying why.
-async fn dead_and_reaped(client: &Client, pid: u32, why: &str) {
+async fn dead_and_reaped(client: &McpClient, pid: u32, why: &str) {
     wait_gone(pid, false).await;
     assert!(!client.is_alive());
     let (result, took) = bounded(client.call_tool("ok", json!({}))).await;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use claude_agent_mcp::LogLevel;
 use claude_agent_mcp::client::{
-    Client, ClientOptions, HttpOptions, HttpTransport, RequestOptions, ServerNotification,
+    ClientOptions, HttpOptions, HttpTransport, McpClient, RequestOptions, ServerNotification,
     StdioOptions, StdioTransport, Transport,
 };
 use serde_json::{Value, json};
@@ -48,7 +48,7 @@ fn options(seen: &Arc<Seen>) -> ClientOptions {
 
 async fn scenario(transport: impl Transport) {
     let seen = Arc::new(Seen::default());
-    let client = Client::connect(transport, options(&seen)).await.unwrap();
+    let client = McpClient::connect(transport, options(&seen)).await.unwrap();
     assert_eq!(client.server_info().unwrap().name, "mcp-servers/everything");
     assert_eq!(client.protocol_version(), "2025-11-25");
 

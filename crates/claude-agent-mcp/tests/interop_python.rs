@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
-    Client, ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, StdioOptions,
+    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
     StdioTransport, Transport,
 };
 use serde_json::{Map, Value, json};
@@ -27,7 +27,7 @@ async fn scenario(transport: impl Transport, mode: HandshakeMode) {
     let options = ClientOptions::new("interop-test", "1")
         .request_timeout(Duration::from_secs(30))
         .handshake(mode);
-    let client = Client::connect(transport, options).await.unwrap();
+    let client = McpClient::connect(transport, options).await.unwrap();
     match mode {
         HandshakeMode::Initialize => assert!(!client.server_state().stateless),
         _ => {

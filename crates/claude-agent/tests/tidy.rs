@@ -303,15 +303,6 @@ fn the_mcp_crate_does_not_name_the_sdk() {
     );
 }
 
-/// Files of `server/` that still import the client, each with the reason it
-/// may. Issue 11 (one transport layer) removes the last one; this list must
-/// then shrink with it (a stale entry fails the test).
-const SERVER_IMPORTS_OF_THE_CLIENT_ALLOWED: &[&str] = &[
-    // The stdio server reads lines with the client's `LineReader` until the
-    // line reader moves to `transport/`.
-    "crates/claude-agent-mcp/src/server/stdio.rs",
-];
-
 /// `crate::client`, `super::super::client` and `crate::{…, client…}` in
 /// `text`, as `(line, what)`.
 fn client_imports(text: &str) -> Vec<(usize, String)> {
@@ -389,21 +380,11 @@ fn server_imports_the_client(files: &[String]) -> Vec<String> {
         if !path.starts_with("crates/claude-agent-mcp/src/server/") || !path.ends_with(".rs") {
             continue;
         }
-        let imports = client_imports(&read(path));
-        let allowed = SERVER_IMPORTS_OF_THE_CLIENT_ALLOWED.contains(&path.as_str());
-        if allowed && imports.is_empty() {
+        for (line, what) in client_imports(&read(path)) {
             found.push(format!(
-                "{path}:1: no longer imports the client; remove it from \
-                 SERVER_IMPORTS_OF_THE_CLIENT_ALLOWED in crates/claude-agent/tests/tidy.rs"
+                "{path}:{line}: imports `{what}`; the MCP server must not depend on \
+                 the MCP client (share code through `transport/`)"
             ));
-        }
-        if !allowed {
-            for (line, what) in imports {
-                found.push(format!(
-                    "{path}:{line}: imports `{what}`; the MCP server must not depend on \
-                     the MCP client (share code through `transport/`)"
-                ));
-            }
         }
     }
     found

@@ -1,4 +1,4 @@
-//! The typed MCP methods of [`Client`].
+//! The typed MCP methods of [`McpClient`].
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, PoisonError};
@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::options::RequestOptions;
 use super::transport::SendOptions;
-use super::{Client, ClientError, headers};
+use super::{ClientError, McpClient, headers};
 use crate::types::{
     CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -28,7 +28,7 @@ fn cursor_params(cursor: Option<&str>) -> Option<Value> {
     cursor.map(|c| json!({"cursor": c}))
 }
 
-impl Client {
+impl McpClient {
     /// Checks that the server answers: `ping`, or, at the stateless
     /// 2026-07-28 revision (which has no `ping`), `server/discover`.
     pub async fn ping(&self) -> Result<(), ClientError> {
@@ -219,7 +219,7 @@ impl Client {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let maps: Arc<HashMap<String, headers::HeaderMap>> = match cached {
+        let maps: Arc<HashMap<String, crate::transport::mcp_headers::ParamHeaders>> = match cached {
             Some(maps) => maps,
             None => {
                 self.list_tools().await?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::core::Inner;
+use super::engine::Inner;
 use super::options::{HandshakeMode, RequestOptions};
 use super::{ClientError, ServerState};
 /// `_meta` key under which a `server/discover` result may carry `serverInfo`.

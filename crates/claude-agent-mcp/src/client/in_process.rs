@@ -1,6 +1,5 @@
 //! The in-process transport: calls a [`Handler`] directly.
 
-use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
@@ -52,14 +51,6 @@ impl std::fmt::Debug for InProcessTransport {
     }
 }
 
-fn panic_text(panic: &(dyn Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-string panic")
-}
-
 impl Transport for InProcessTransport {
     fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
         self.inbox.set(inbox).map_err(|_| {
@@ -88,13 +79,13 @@ impl Transport for InProcessTransport {
             let future = future.map_err(|p| {
                 ClientError::Transport(format!(
                     "MCP in-process handler failed: {}",
-                    panic_text(&*p)
+                    crate::server::panic_message(&*p)
                 ))
             })?;
             let reply = AssertUnwindSafe(future).catch_unwind().await.map_err(|p| {
                 ClientError::Transport(format!(
                     "MCP in-process handler failed: {}",
-                    panic_text(&*p)
+                    crate::server::panic_message(&*p)
                 ))
             })?;
             match reply {

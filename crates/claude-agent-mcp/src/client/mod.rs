@@ -1,4 +1,4 @@
-//! The MCP client: a [`Client`] over any [`Transport`].
+//! The MCP client: a [`McpClient`] over any [`Transport`].
 //!
 //! * [`InProcessTransport`] calls a [`Handler`](crate::Handler) (our
 //!   [`Server`](crate::Server) or your own type) directly, with no
@@ -14,13 +14,13 @@
 //! answers the server's own requests (`ping`; `sampling/createMessage`,
 //! `elicitation/create` and `roots/list` through handlers you install,
 //! otherwise -32601), and hands the server's notifications to a callback and
-//! to [`Client::notifications`] streams.
+//! to [`McpClient::notifications`] streams.
 //!
 //! Errors: see [`ClientError`] — a server's JSON-RPC error is always
 //! distinguishable from a failure on this side.
 //!
 //! ```
-//! use claude_agent_mcp::client::Client;
+//! use claude_agent_mcp::client::McpClient;
 //! use claude_agent_mcp::{Server, Tool};
 //! use serde_json::json;
 //!
@@ -31,7 +31,7 @@
 //! let server = Server::builder("calc", "1.0.0")
 //!     .tool(Tool::new("add", "Add two numbers", |x: Add| async move { x.a + x.b }))
 //!     .build();
-//! let client = Client::in_process(server).await?;
+//! let client = McpClient::in_process(server).await?;
 //! assert_eq!(client.server_info().unwrap().name, "calc");
 //!
 //! let result = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
@@ -44,39 +44,38 @@
 //! ```
 
 mod api;
-mod core;
+mod engine;
 mod error;
 mod handshake;
 pub mod headers;
 #[cfg(feature = "http-client")]
 pub mod http;
 mod in_process;
-pub(crate) mod lines;
 mod notify;
 mod options;
-mod stdio;
-mod stdio_child;
 mod transport;
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
+/// The stdio transport lives in [`crate::transport`]; kept here too.
+pub use crate::transport::{StdioOptions, StdioTransport};
 pub use error::{ClientError, response_outcome};
 #[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
-pub use lines::DEFAULT_MAX_LINE_BYTES;
 pub use notify::{NotificationStream, ServerNotification};
 pub use options::{
     ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
     NotificationHandler, RequestHandler, RequestOptions,
 };
-pub use stdio::{StdioOptions, StdioTransport};
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;
-use core::Inner;
+use engine::Inner;
+pub use engine::NOTIFICATION_BUFFER;
 
 /// What the handshake learned about the server.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,11 +97,11 @@ pub struct ServerState {
 /// connection. Dropping the last clone drops the transport (a stdio child
 /// is killed); [`close`](Self::close) shuts down gracefully.
 #[derive(Clone)]
-pub struct Client {
+pub struct McpClient {
     inner: Arc<Inner>,
 }
 
-impl Client {
+impl McpClient {
     /// Connects over `transport` and performs the handshake.
     pub async fn connect(
         transport: impl Transport,
@@ -179,9 +178,7 @@ impl Client {
 
     /// A stream of every notification the server sends from now on.
     pub fn notifications(&self) -> NotificationStream {
-        NotificationStream {
-            rx: self.inner.subscribe(),
-        }
+        NotificationStream::new(self.inner.subscribe())
     }
 
     /// Closes the transport (a stdio child is shut down, an HTTP session
@@ -227,9 +224,9 @@ impl Client {
     }
 }
 
-impl std::fmt::Debug for Client {
+impl std::fmt::Debug for McpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client")
+        f.debug_struct("McpClient")
             .field("server", &self.inner.server.get())
             .field("alive", &self.is_alive())
             .finish_non_exhaustive()

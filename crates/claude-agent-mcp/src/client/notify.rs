@@ -1,11 +1,14 @@
 //! Notifications from the server, typed, and a stream of them.
 
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
-use futures::Stream;
-use futures::channel::mpsc;
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
 use serde_json::Value;
+use tokio::sync::broadcast;
 
 use crate::types::{LoggingMessage, ProgressNotification};
 
@@ -98,18 +101,67 @@ impl ServerNotification {
 }
 
 /// The server's notifications, from the moment it was made
-/// ([`Client::notifications`](super::Client::notifications)); ends when the
-/// client is closed or dropped. Unbounded: read it, or drop it.
-#[derive(Debug)]
+/// ([`McpClient::notifications`](super::McpClient::notifications)); ends
+/// when the client is closed or dropped.
+///
+/// Bounded: at most [`NOTIFICATION_BUFFER`](super::NOTIFICATION_BUFFER)
+/// notifications wait for a stream that is not read. One that falls
+/// further behind loses the oldest: they are skipped, counted in
+/// [`missed`](Self::missed), and a warning is logged. The client itself
+/// never waits for a stream, so a slow reader cannot hold up responses
+/// (the [`on_notification`](super::ClientOptions::on_notification)
+/// callback sees every notification).
 pub struct NotificationStream {
-    pub(crate) rx: mpsc::UnboundedReceiver<ServerNotification>,
+    inner: BoxStream<'static, ServerNotification>,
+    missed: Arc<AtomicU64>,
+}
+
+impl NotificationStream {
+    pub(crate) fn new(rx: Option<broadcast::Receiver<ServerNotification>>) -> Self {
+        let missed = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&missed);
+        let inner = futures::stream::unfold(rx, move |rx| {
+            let counter = Arc::clone(&counter);
+            async move {
+                let mut rx = rx?;
+                loop {
+                    match rx.recv().await {
+                        Ok(note) => return Some((note, Some(rx))),
+                        Err(broadcast::error::RecvError::Lagged(n)) => {
+                            counter.fetch_add(n, Ordering::Relaxed);
+                            tracing::warn!(
+                                missed = n,
+                                "MCP client: a notification stream fell behind; its oldest notifications were dropped"
+                            );
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            }
+        })
+        .boxed();
+        Self { inner, missed }
+    }
+
+    /// How many notifications this stream lost by falling behind.
+    pub fn missed(&self) -> u64 {
+        self.missed.load(Ordering::Relaxed)
+    }
+}
+
+impl std::fmt::Debug for NotificationStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotificationStream")
+            .field("missed", &self.missed())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Stream for NotificationStream {
     type Item = ServerNotification;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        Pin::new(&mut self.rx).poll_next(cx)
+        self.inner.poll_next_unpin(cx)
     }
 }
 

@@ -44,7 +44,7 @@ pub enum HandshakeMode {
     Discover,
 }
 
-/// Options of a [`Client`](super::Client).
+/// Options of a [`McpClient`](super::McpClient).
 ///
 /// ```
 /// use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The [`Transport`] trait: how a [`Client`](super::Client) reaches a server.
+//! The [`Transport`] trait: how a [`McpClient`](super::McpClient) reaches a server.
 
 use std::fmt;
 use std::sync::Arc;

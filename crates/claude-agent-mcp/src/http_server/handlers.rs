@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::Shared;
+use super::EndpointState;
 use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
@@ -25,7 +25,7 @@ const SESSION_NOT_FOUND: i64 = -32001;
 const SESSION_HEADER: &str = "mcp-session-id";
 
 pub(crate) async fn endpoint(
-    State(shared): State<Arc<Shared>>,
+    State(shared): State<Arc<EndpointState>>,
     method: Method,
     headers: HeaderMap,
     body: Body,
@@ -99,7 +99,7 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
 /// The session a non-initialize request names: 400 without one, 404 for an
 /// unknown or ended one.
 fn existing_session(
-    shared: &Shared,
+    shared: &EndpointState,
     headers: &HeaderMap,
     id: &Value,
 ) -> Result<Arc<HttpSession>, Response> {
@@ -124,7 +124,7 @@ fn existing_session(
         })
 }
 
-async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> Response {
+async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> Response {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -231,7 +231,7 @@ async fn post(shared: &Arc<Shared>, headers: &HeaderMap, body: Bytes) -> Respons
     sse_response(rx, Some(keep_alive), None)
 }
 
-async fn initialize(shared: &Arc<Shared>, message: Value) -> Response {
+async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let Some(http) = shared.sessions.create(&shared.config) else {
         return error(
@@ -262,7 +262,7 @@ async fn initialize(shared: &Arc<Shared>, message: Value) -> Response {
     }
 }
 
-fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Response {
+fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
     if !guard::accepts(headers, "text/event-stream") {
         return error(
             StatusCode::NOT_ACCEPTABLE,
@@ -286,7 +286,7 @@ fn get(shared: &Arc<Shared>, headers: &HeaderMap) -> Response {
     sse_response(rx, Some(shared.config.keep_alive), Some(&http.id))
 }
 
-fn delete(shared: &Arc<Shared>, headers: &HeaderMap) -> Response {
+fn delete(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
     let Some(sid) = session_header(headers) else {
         return error(
             StatusCode::BAD_REQUEST,

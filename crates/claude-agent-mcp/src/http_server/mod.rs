@@ -80,13 +80,15 @@ pub use guard::ASSUMED_PROTOCOL_VERSION;
 use crate::server::{Handler, Server};
 use sessions::SessionTable;
 
-pub(crate) struct Shared {
+/// One Streamable HTTP endpoint: the handler it serves, its
+/// configuration and its sessions (the router's state).
+pub(crate) struct EndpointState {
     handler: Arc<dyn Handler>,
     config: StreamableHttpConfig,
     sessions: SessionTable,
 }
 
-impl Drop for Shared {
+impl Drop for EndpointState {
     fn drop(&mut self) {
         self.sessions.clear();
     }
@@ -98,14 +100,14 @@ impl Drop for Shared {
 /// share sessions).
 #[derive(Clone)]
 pub struct StreamableHttpService {
-    shared: Arc<Shared>,
+    shared: Arc<EndpointState>,
 }
 
 impl StreamableHttpService {
     /// Serves `handler` with `config`.
     pub fn new(handler: impl Handler, config: StreamableHttpConfig) -> Self {
         Self {
-            shared: Arc::new(Shared {
+            shared: Arc::new(EndpointState {
                 handler: Arc::new(handler),
                 config,
                 sessions: SessionTable::new(),

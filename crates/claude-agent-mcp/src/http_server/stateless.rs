@@ -18,10 +18,10 @@ use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::Shared;
+use super::EndpointState;
 use super::guard::{self, error};
 use crate::jsonrpc::{self, Kind};
 use crate::server::stateless::{
@@ -29,9 +29,8 @@ use crate::server::stateless::{
     validate_meta,
 };
 use crate::server::{RequestContext, ResponseStream};
+use crate::transport::mcp_headers;
 use crate::types::{PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS};
-
-const X_MCP_HEADER: &str = "x-mcp-header";
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
@@ -74,62 +73,6 @@ fn status_of(reply: &Value) -> StatusCode {
     }
 }
 
-/// Decodes a `Mcp-Param-*` value: `=?base64?…?=` is strict base64 of
-/// UTF-8 text, anything else literal. `None` when it does not decode.
-pub(crate) fn decode_header_value(value: &str) -> Option<String> {
-    let value = value.trim_matches([' ', '\t']);
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    {
-        Some(encoded) => String::from_utf8(base64_decode(encoded)?).ok(),
-        None => Some(value.to_owned()),
-    }
-}
-
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    fn sextet(c: u8) -> Option<u32> {
-        Some(u32::from(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        }))
-    }
-    let bytes = text.as_bytes();
-    if !bytes.len().is_multiple_of(4) {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 4 * 3);
-    let chunks = bytes.len() / 4;
-    for (i, chunk) in bytes.chunks(4).enumerate() {
-        let pad = chunk.iter().rev().take_while(|&&b| b == b'=').count();
-        if pad > 2 || (pad > 0 && i + 1 != chunks) {
-            return None;
-        }
-        let mut n = 0u32;
-        for (j, &b) in chunk.iter().enumerate() {
-            let v = if j >= 4 - pad { 0 } else { sextet(b)? };
-            n |= v << (18 - 6 * j);
-        }
-        let decoded = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&decoded[..3 - pad]);
-    }
-    Some(out)
-}
-
-/// A value of the body as a header would carry it.
-fn render(value: &Value) -> Option<String> {
-    match value {
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) => Some(s.clone()),
-        _ => None,
-    }
-}
-
 /// `Mcp-Method` and `Mcp-Name` must match the body.
 fn check_standard_headers(headers: &HeaderMap, message: &Value) -> Result<(), String> {
     let method = message.get("method").and_then(Value::as_str).unwrap_or("");
@@ -142,12 +85,7 @@ fn check_standard_headers(headers: &HeaderMap, message: &Value) -> Result<(), St
         }
         None => return Err("the Mcp-Method header is required".into()),
     }
-    let name_field = match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
-    if let Some(field) = name_field {
+    if let Some(field) = mcp_headers::name_field(method) {
         let body = message
             .pointer(&format!("/params/{field}"))
             .and_then(Value::as_str);
@@ -165,56 +103,13 @@ fn check_standard_headers(headers: &HeaderMap, message: &Value) -> Result<(), St
     Ok(())
 }
 
-/// The `x-mcp-header` annotations of a tool's input schema (top-level
-/// properties and nested ones): (property path, header name).
-fn annotations(schema: &Value) -> Vec<(Vec<String>, String)> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(Vec<String>, &Value)> = vec![(Vec::new(), schema)];
-    while let Some((path, node)) = stack.pop() {
-        if !path.is_empty()
-            && let Some(name) = node.get(X_MCP_HEADER).and_then(Value::as_str)
-        {
-            out.push((path.clone(), name.to_owned()));
-        }
-        if let Some(Value::Object(props)) = node.get("properties") {
-            for (key, sub) in props {
-                let mut p = path.clone();
-                p.push(key.clone());
-                stack.push((p, sub));
-            }
-        }
-    }
-    out
-}
-
-/// The input schema of tool `name`, from the handler's `tools/list`.
-async fn tool_schema(shared: &Shared, name: &str, meta: &Value) -> Option<Value> {
-    let mut cursor: Option<Value> = None;
-    for page in 0..1000 {
-        let mut params = json!({"_meta": meta});
-        if let Some(c) = cursor.take() {
-            params["cursor"] = c;
-        }
-        let list = json!({"jsonrpc":"2.0","id":format!("mcp-param-{page}"),"method":"tools/list","params":params});
-        let reply = shared.handler.handle(list, RequestContext::new()).await?;
-        let result = reply.get("result")?;
-        if let Some(tool) = result
-            .get("tools")?
-            .as_array()?
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-        {
-            return tool.get("inputSchema").cloned();
-        }
-        cursor = Some(result.get("nextCursor")?.clone());
-    }
-    None
-}
-
 /// `Mcp-Param-<Name>` headers of a `tools/call` must match the annotated
-/// arguments: present exactly when the argument is, with its value.
-async fn check_param_headers(
-    shared: &Shared,
+/// arguments (see [`mcp_headers::check_param_headers`]). The tool's schema
+/// comes from [`Handler::tool_info`](crate::server::Handler::tool_info); a
+/// handler that cannot say (or an unknown tool, which the server then
+/// refuses) has nothing to check.
+fn check_param_headers(
+    state: &EndpointState,
     headers: &HeaderMap,
     message: &Value,
 ) -> Result<(), String> {
@@ -224,48 +119,24 @@ async fn check_param_headers(
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Ok(());
     };
-    let meta = params.get("_meta").cloned().unwrap_or(Value::Null);
-    let Some(schema) = tool_schema(shared, name, &meta).await else {
-        return Ok(()); // an unknown tool: the server says so
+    let Some(tool) = state.handler.tool_info(name) else {
+        return Ok(());
     };
-    let arguments = params.get("arguments").cloned().unwrap_or(Value::Null);
-    for (path, header_name) in annotations(&schema) {
-        let value = path
-            .iter()
-            .try_fold(&arguments, |node, key| node.get(key))
-            .and_then(render);
-        let given = header(headers, &format!("mcp-param-{header_name}"));
-        match (given, value) {
-            (None, None) => {}
-            (Some(_), None) => {
-                return Err(format!(
-                    "Mcp-Param-{header_name} is set but the argument is absent"
-                ));
-            }
-            (None, Some(_)) => {
-                return Err(format!(
-                    "the argument {:?} needs an Mcp-Param-{header_name} header",
-                    path.join(".")
-                ));
-            }
-            (Some(raw), Some(value)) => match decode_header_value(raw) {
-                None => return Err(format!("Mcp-Param-{header_name} is not valid base64")),
-                Some(decoded) if decoded == value => {}
-                Some(_) => {
-                    return Err(format!(
-                        "Mcp-Param-{header_name} does not match the argument {:?}",
-                        path.join(".")
-                    ));
-                }
-            },
-        }
-    }
-    Ok(())
+    let arguments = params.get("arguments").unwrap_or(&Value::Null);
+    mcp_headers::check_param_headers(
+        &mcp_headers::annotations(&tool.input_schema),
+        arguments,
+        |name| header(headers, name),
+    )
 }
 
 /// Serves one stateless POST (its body already parsed and checked to be a
 /// single request or notification).
-pub(crate) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Value) -> Response {
+pub(crate) async fn post(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    message: Value,
+) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let kind = jsonrpc::kind(&message);
 
@@ -292,7 +163,7 @@ pub(crate) async fn post(shared: &Arc<Shared>, headers: &HeaderMap, message: Val
             return mismatch(&id, format!("Bad Request: {why}"));
         }
         if message.get("method").and_then(Value::as_str) == Some("tools/call")
-            && let Err(why) = check_param_headers(shared, headers, &message).await
+            && let Err(why) = check_param_headers(shared, headers, &message)
         {
             return mismatch(&id, format!("Bad Request: {why}"));
         }
@@ -402,43 +273,5 @@ impl ResponseStream for ChannelStream {
                  dropped until it catches up"
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn header_values_decode() {
-        assert_eq!(decode_header_value("=?base64?SGVsbG8=?=").unwrap(), "Hello");
-        assert_eq!(decode_header_value("  plain ").unwrap(), "plain");
-        assert_eq!(decode_header_value("=?base64?w6k=?=").unwrap(), "é");
-        assert!(decode_header_value("=?base64?SGVsbG8?=").is_none());
-        assert!(decode_header_value("=?base64?SGVs!!!bG8=?=").is_none());
-        assert_eq!(
-            decode_header_value("=?base64?SGVsbG8=").unwrap(),
-            "=?base64?SGVsbG8="
-        );
-        assert_eq!(base64_decode("").unwrap(), b"");
-        assert_eq!(base64_decode("YQ==").unwrap(), b"a");
-        assert_eq!(base64_decode("YWI=").unwrap(), b"ab");
-        assert!(base64_decode("YQ==YQ==").is_none());
-    }
-
-    #[test]
-    fn annotations_follow_properties() {
-        let schema = json!({"type":"object","properties":{
-            "a":{"type":"string","x-mcp-header":"A"},
-            "b":{"type":"object","properties":{"c":{"type":"number","x-mcp-header":"C"}}}}});
-        let mut found = annotations(&schema);
-        found.sort();
-        assert_eq!(
-            found,
-            vec![
-                (vec!["a".to_owned()], "A".to_owned()),
-                (vec!["b".to_owned(), "c".to_owned()], "C".to_owned())
-            ]
-        );
     }
 }

@@ -1,14 +1,14 @@
 //! [`ServerBuilder`]: a server's name, version, tools and limits.
 
-use std::sync::{Mutex, RwLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use indexmap::IndexMap;
 
 use std::future::Future;
 
+use super::catalog::{Catalog, Registry};
 use super::completion::{self, CompletionHandler, CompletionRequest};
-use super::features::Catalog;
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
 use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool};
 
@@ -190,7 +190,7 @@ impl ServerBuilder {
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,
-                tools: RwLock::new(tools),
+                tools: Registry::new(tools),
                 sessions: Mutex::new(Vec::new()),
                 tool_timeout: self.tool_timeout.unwrap_or_else(limits::timeout_from_env),
                 max_result_chars: self.max_result_chars,

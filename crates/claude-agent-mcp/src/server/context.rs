@@ -2,7 +2,6 @@
 //! request's `_meta`, cancellation, progress and logging.
 
 use std::fmt;
-use std::str::FromStr;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -11,6 +10,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::outbound::ClientRequestError;
 use super::session::{Session, Sink};
 use crate::jsonrpc;
+use crate::types::LogLevel;
 
 /// The stream a transport answers one request on (an SSE response to a
 /// Streamable HTTP POST): messages tied to the request — its progress and
@@ -77,79 +77,6 @@ impl RequestContext {
 
     pub(crate) fn into_parts(self) -> (Option<Session>, Option<Arc<dyn ResponseStream>>) {
         (self.session, self.stream)
-    }
-}
-
-/// MCP's logging levels (RFC 5424 severities), least severe first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[repr(u8)]
-pub enum LogLevel {
-    /// `debug`
-    Debug = 0,
-    /// `info`
-    Info,
-    /// `notice`
-    Notice,
-    /// `warning`
-    Warning,
-    /// `error`
-    Error,
-    /// `critical`
-    Critical,
-    /// `alert`
-    Alert,
-    /// `emergency`
-    Emergency,
-}
-
-impl LogLevel {
-    const ALL: [LogLevel; 8] = [
-        Self::Debug,
-        Self::Info,
-        Self::Notice,
-        Self::Warning,
-        Self::Error,
-        Self::Critical,
-        Self::Alert,
-        Self::Emergency,
-    ];
-
-    /// The level's wire name (`"warning"`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Debug => "debug",
-            Self::Info => "info",
-            Self::Notice => "notice",
-            Self::Warning => "warning",
-            Self::Error => "error",
-            Self::Critical => "critical",
-            Self::Alert => "alert",
-            Self::Emergency => "emergency",
-        }
-    }
-
-    pub(crate) fn from_index(i: u8) -> Self {
-        Self::ALL
-            .get(usize::from(i))
-            .copied()
-            .unwrap_or(Self::Debug)
-    }
-}
-
-impl fmt::Display for LogLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for LogLevel {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|l| l.as_str() == s)
-            .ok_or_else(|| format!("unknown log level {s:?}"))
     }
 }
 
@@ -356,16 +283,6 @@ fn number(x: f64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn levels_round_trip_and_order() {
-        for l in LogLevel::ALL {
-            assert_eq!(l.as_str().parse::<LogLevel>().unwrap(), l);
-            assert_eq!(LogLevel::from_index(l as u8), l);
-        }
-        assert!(LogLevel::Warning > LogLevel::Info);
-        assert!("loud".parse::<LogLevel>().is_err());
-    }
 
     #[test]
     fn whole_numbers_are_integers() {

@@ -2,10 +2,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::context::{LogLevel, RequestContext};
+use super::context::RequestContext;
 use super::session::Session;
-use super::{ServerInner, call, features, stateless};
+use super::{ServerInner, call, catalog, stateless};
 use crate::jsonrpc::{self, ErrorObject};
+use crate::types::LogLevel;
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
     json_type_name,
@@ -135,8 +136,8 @@ async fn request(
             call::call_tool(server, id, params, ctx).await
         }
         "logging/setLevel" => set_level(params_object(params)?, ctx.session()),
-        m if features::handles(&server.catalog, m) => {
-            features::request(server, m, params_object(params)?, ctx).await
+        m if catalog::handles(&server.catalog, m) => {
+            catalog::request(server, m, params_object(params)?, ctx).await
         }
         _ => Err(ErrorObject::method_not_found(method)),
     }
@@ -184,45 +185,14 @@ fn initialize(
 }
 
 fn list_tools(server: &ServerInner, params: Map<String, Value>) -> Result<Value, ErrorObject> {
-    let start = match params.get("cursor") {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(cursor)) => decode_cursor(cursor)
-            .ok_or_else(|| ErrorObject::invalid_params(format!("invalid cursor {cursor:?}")))?,
-        Some(other) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "\"cursor\" must be a string, not {}",
-                json_type_name(other)
-            )));
-        }
-    };
-    let (page, next) = {
-        let tools = server.read_tools();
-        let end = start.saturating_add(server.page_size).min(tools.len());
-        let page: Vec<Value> = tools
-            .values()
-            .skip(start)
-            .take(end.saturating_sub(start))
-            .map(|r| r.listing.clone())
-            .collect();
-        (page, (end < tools.len()).then_some(end))
-    };
-    let mut result = Map::with_capacity(2);
-    result.insert("tools".into(), Value::Array(page));
-    if let Some(next) = next {
-        result.insert("nextCursor".into(), encode_cursor(next).into());
-    }
-    Ok(Value::Object(result))
-}
-
-// The cursor is opaque to clients: a tagged offset into the tool list.
-const CURSOR_PREFIX: &str = "tools:";
-
-fn encode_cursor(offset: usize) -> String {
-    format!("{CURSOR_PREFIX}{offset}")
-}
-
-fn decode_cursor(cursor: &str) -> Option<usize> {
-    cursor.strip_prefix(CURSOR_PREFIX)?.parse().ok()
+    let tools = server.tools.read();
+    catalog::paginate(
+        "tools",
+        tools.values(),
+        |r| r.listing.clone(),
+        &params,
+        server.page_size,
+    )
 }
 
 fn set_level(params: Map<String, Value>, session: Option<&Session>) -> Result<Value, ErrorObject> {
@@ -260,17 +230,5 @@ fn notification(
             }
         }
         other => tracing::trace!(server = %server.name, method = other, "notification ignored"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_reject_garbage() {
-        assert_eq!(decode_cursor(&encode_cursor(17)), Some(17));
-        assert_eq!(decode_cursor("17"), None);
-        assert_eq!(decode_cursor("tools:x"), None);
     }
 }

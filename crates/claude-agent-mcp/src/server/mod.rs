@@ -60,10 +60,10 @@
 
 mod builder;
 mod call;
+mod catalog;
 mod completion;
 mod context;
 mod dispatch;
-mod features;
 pub mod limits;
 mod outbound;
 mod prompt;
@@ -73,30 +73,33 @@ mod schema;
 mod session;
 mod simple_schema;
 pub mod stateless;
-mod stdio;
 mod tool;
 mod validate;
 
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use indexmap::IndexMap;
 use serde_json::Value;
 
+/// Serving over stdio moved to [`crate::transport`]; kept here too.
+pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
+/// Moved to [`crate::types`]; kept here too.
+pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
+#[doc(hidden)]
+pub use call::panic_message;
+pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
-pub use context::{LogLevel, RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
-pub use features::RESOURCE_NOT_FOUND;
+pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
 };
 pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
-pub use result::{Json, ToolResult};
+pub use result::{IntoToolResult, Json};
 pub use schema::tool_schema_for;
 pub use session::Session;
-pub use stdio::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
@@ -113,6 +116,17 @@ pub trait Handler: Send + Sync + 'static {
     /// Answers one message: `Some(reply)` for a request, `None` for a
     /// notification or a response. `ctx` ties the message to its connection.
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>>;
+
+    /// The tool `name` as `tools/list` describes it, when the handler can
+    /// say without a request (a [`Server`] can). Transports use it where
+    /// they need a tool's schema outside a call: the Streamable HTTP
+    /// server checks `Mcp-Param-*` headers against the tool's
+    /// `x-mcp-header` annotations (stateless revision). The default,
+    /// `None`, means "cannot say": those headers then go unchecked.
+    fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        let _ = name;
+        None
+    }
 }
 
 /// An MCP server with tools. Cheap to clone (clones share everything).
@@ -154,13 +168,13 @@ pub(crate) struct ServerInner {
     name: String,
     version: String,
     instructions: Option<String>,
-    tools: RwLock<IndexMap<String, Arc<Registered>>>,
+    tools: catalog::Registry<Arc<Registered>>,
     /// Sessions that completed `initialize`, held weakly.
     sessions: Mutex<Vec<Weak<SessionInner>>>,
     tool_timeout: Duration,
     max_result_chars: usize,
     page_size: usize,
-    catalog: features::Catalog,
+    catalog: catalog::Catalog,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.
@@ -232,7 +246,7 @@ impl Server {
     pub fn add_tool(&self, tool: Tool) {
         let registered = Arc::new(Registered::new(tool));
         let name = registered.tool.info.name.clone();
-        self.inner.write_tools().insert(name, registered);
+        self.inner.tools.write().insert(name, registered);
         self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
     }
 
@@ -240,7 +254,7 @@ impl Server {
     /// that the list changed. Returns whether there was one.
     /// Calls already running finish normally.
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.write_tools().shift_remove(name).is_some();
+        let removed = self.inner.tools.write().shift_remove(name).is_some();
         if removed {
             self.inner.notify_list_changed(TOOLS_LIST_CHANGED);
         }
@@ -249,13 +263,19 @@ impl Server {
 
     /// The names of the tools, in list order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.inner.read_tools().keys().cloned().collect()
+        self.inner.tools.read().keys().cloned().collect()
+    }
+
+    /// The tool `name` as `tools/list` describes it, if there is one.
+    pub fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        self.inner.tool(name).map(|r| r.tool.info.clone())
     }
 
     /// The tools as `tools/list` describes them, in list order.
     pub fn tools(&self) -> Vec<ToolInfo> {
         self.inner
-            .read_tools()
+            .tools
+            .read()
             .values()
             .map(|r| r.tool.info.clone())
             .collect()
@@ -265,6 +285,10 @@ impl Server {
 impl Handler for Server {
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>> {
         Box::pin(Server::handle(self, message, ctx))
+    }
+
+    fn tool_info(&self, name: &str) -> Option<ToolInfo> {
+        Server::tool_info(self, name)
     }
 }
 
@@ -281,18 +305,8 @@ impl std::fmt::Debug for Server {
 }
 
 impl ServerInner {
-    // Lock poisoning is ignored: every critical section is a single map
-    // operation that leaves the map consistent.
-    fn read_tools(&self) -> std::sync::RwLockReadGuard<'_, IndexMap<String, Arc<Registered>>> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn write_tools(&self) -> std::sync::RwLockWriteGuard<'_, IndexMap<String, Arc<Registered>>> {
-        self.tools.write().unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn tool(&self, name: &str) -> Option<Arc<Registered>> {
-        self.read_tools().get(name).cloned()
+        self.tools.read().get(name).cloned()
     }
 
     /// Remembers `session` (weakly) for `list_changed` notifications.

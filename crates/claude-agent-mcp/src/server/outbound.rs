@@ -1,17 +1,15 @@
 //! Requests the server sends to the client (`sampling/createMessage`,
-//! `elicitation/create`, `roots/list`, …) and the table that routes the
-//! client's answers back to whoever is waiting.
+//! `elicitation/create`, `roots/list`, …): their errors, and waiting for
+//! the client's answer in the session's [`RequestTable`].
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::PoisonError;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::transport::RequestTable;
 
 /// How long a server→client request waits for its answer unless told otherwise.
 pub const DEFAULT_CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
@@ -35,72 +33,38 @@ pub enum ClientRequestError {
     Rejected(ErrorObject),
 }
 
-type Answer = Result<Value, ErrorObject>;
+/// What the client answered: its `result`, or its error.
+pub(crate) type Answer = Result<Value, ErrorObject>;
 
-/// Requests sent to the client that still wait for their answer.
-#[derive(Default)]
-pub(crate) struct Pending {
-    next: AtomicU64,
-    waiting: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
-}
+/// The table of a session's requests in flight: ours (to the client, each
+/// waiting for its answer) and the client's `tools/call`s (each with the
+/// token that cancels it).
+pub(crate) type Requests = RequestTable<RequestId, oneshot::Sender<Answer>, CancellationToken>;
 
-impl Pending {
-    /// A fresh id and the receiver its answer will arrive on.
-    pub(crate) fn register(&self) -> (RequestId, oneshot::Receiver<Answer>) {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::String(format!("srv-{n}"));
-        let (tx, rx) = oneshot::channel();
-        self.lock().insert(id.clone(), tx);
-        (id, rx)
-    }
-
-    /// Forgets a request (it timed out or its waiter went away).
-    pub(crate) fn forget(&self, id: &RequestId) {
-        self.lock().remove(id);
-    }
-
-    /// Delivers a response message (`result` or `error`); returns whether a
-    /// request was waiting for it.
-    pub(crate) fn resolve(&self, id: &Value, message: &serde_json::Map<String, Value>) -> bool {
-        let Some(id) = RequestId::from_value(id) else {
-            return false;
-        };
-        let Some(tx) = self.lock().remove(&id) else {
-            return false;
-        };
-        let answer = match message.get("error") {
-            Some(error) => Err(serde_json::from_value(error.clone()).unwrap_or_else(|_| {
-                ErrorObject::internal(format!("malformed error from the client: {error}"))
-            })),
-            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
-        };
-        tx.send(answer).is_ok()
-    }
-
-    /// Fails every waiting request with [`ClientRequestError::Closed`].
-    pub(crate) fn close_all(&self) {
-        self.lock().clear();
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, oneshot::Sender<Answer>>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+/// Reads a response message (`result` or `error`) into an [`Answer`].
+pub(crate) fn answer_of(message: &serde_json::Map<String, Value>) -> Answer {
+    match message.get("error") {
+        Some(error) => Err(serde_json::from_value(error.clone()).unwrap_or_else(|_| {
+            ErrorObject::internal(format!("malformed error from the client: {error}"))
+        })),
+        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
     }
 }
 
-/// Waits for the answer to request `id`, forgetting it on timeout or drop.
+/// Waits for the answer to our request `id`, forgetting it on timeout or drop.
 pub(crate) async fn wait(
-    pending: &Pending,
+    requests: &Requests,
     id: RequestId,
     rx: oneshot::Receiver<Answer>,
     timeout: Duration,
 ) -> Result<Value, ClientRequestError> {
-    struct Forget<'a>(&'a Pending, &'a RequestId);
+    struct Forget<'a>(&'a Requests, &'a RequestId);
     impl Drop for Forget<'_> {
         fn drop(&mut self) {
-            self.0.forget(self.1);
+            self.0.complete_ours(self.1);
         }
     }
-    let _forget = Forget(pending, &id);
+    let _forget = Forget(requests, &id);
     match tokio::time::timeout(timeout, rx).await {
         Ok(Ok(Ok(result))) => Ok(result),
         Ok(Ok(Err(error))) => Err(ClientRequestError::Rejected(error)),
@@ -114,37 +78,50 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn resolve(requests: &Requests, id: &RequestId, message: Value) -> bool {
+        match requests.complete_ours(id) {
+            Some(tx) => tx.send(answer_of(message.as_object().unwrap())).is_ok(),
+            None => false,
+        }
+    }
+
     #[tokio::test]
     async fn answers_reach_their_waiter_once() {
-        let pending = Pending::default();
-        let (id, rx) = pending.register();
-        let msg = json!({"result":{"ok":1}});
-        assert!(pending.resolve(&id.to_value(), msg.as_object().unwrap()));
-        assert!(!pending.resolve(&id.to_value(), msg.as_object().unwrap()));
-        let got = wait(&pending, id, rx, Duration::from_secs(1)).await;
+        let requests = Requests::new();
+        let id = RequestId::from("srv-0");
+        let (tx, rx) = oneshot::channel();
+        requests.register_ours(id.clone(), tx).unwrap();
+        assert!(resolve(&requests, &id, json!({"result":{"ok":1}})));
+        assert!(!resolve(&requests, &id, json!({"result":{"ok":1}})));
+        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
         assert_eq!(got, Ok(json!({"ok":1})));
     }
 
     #[tokio::test]
     async fn errors_timeouts_and_close() {
-        let pending = Pending::default();
-        let (id, rx) = pending.register();
-        let msg = json!({"error":{"code":-1,"message":"no"}});
-        pending.resolve(&id.to_value(), msg.as_object().unwrap());
-        let got = wait(&pending, id, rx, Duration::from_secs(1)).await;
+        let requests = Requests::new();
+        let id = RequestId::from("srv-1");
+        let (tx, rx) = oneshot::channel();
+        requests.register_ours(id.clone(), tx).unwrap();
+        resolve(&requests, &id, json!({"error":{"code":-1,"message":"no"}}));
+        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
         assert!(matches!(got, Err(ClientRequestError::Rejected(e)) if e.code == -1));
 
-        let (id, rx) = pending.register();
-        let got = wait(&pending, id.clone(), rx, Duration::from_millis(10)).await;
+        let id = RequestId::from("srv-2");
+        let (tx, rx) = oneshot::channel();
+        requests.register_ours(id.clone(), tx).unwrap();
+        let got = wait(&requests, id.clone(), rx, Duration::from_millis(10)).await;
         assert_eq!(
             got,
             Err(ClientRequestError::Timeout(Duration::from_millis(10)))
         );
-        assert!(!pending.resolve(&id.to_value(), msg.as_object().unwrap()));
+        assert!(!resolve(&requests, &id, json!({"result":{}})));
 
-        let (id, rx) = pending.register();
-        pending.close_all();
-        let got = wait(&pending, id, rx, Duration::from_secs(1)).await;
+        let id = RequestId::from("srv-3");
+        let (tx, rx) = oneshot::channel();
+        requests.register_ours(id.clone(), tx).unwrap();
+        requests.close_ours();
+        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
         assert_eq!(got, Err(ClientRequestError::Closed));
     }
 }

@@ -26,17 +26,17 @@ use crate::types::{CallToolResult, Content, json_type_name, stringify_text_field
 /// Implement it for your own types to return them directly.
 ///
 /// ```
-/// use claude_agent_mcp::{CallToolResult, ToolResult};
+/// use claude_agent_mcp::{CallToolResult, IntoToolResult};
 ///
 /// struct Celsius(f64);
 ///
-/// impl ToolResult for Celsius {
+/// impl IntoToolResult for Celsius {
 ///     fn into_call_tool_result(self, _structured: bool) -> CallToolResult {
 ///         CallToolResult::text(format!("{:.1} °C", self.0))
 ///     }
 /// }
 /// ```
-pub trait ToolResult {
+pub trait IntoToolResult {
     /// Converts into the wire result. `structured` is `true` when the tool
     /// declares an output schema, so a structured value should also go into
     /// `structuredContent`.
@@ -51,7 +51,7 @@ pub trait ToolResult {
 /// shows to the model instead of the text.
 ///
 /// ```
-/// use claude_agent_mcp::{Json, ToolResult};
+/// use claude_agent_mcp::{Json, IntoToolResult};
 ///
 /// let r = Json(serde_json::json!({"mean": 2.5})).into_call_tool_result(true);
 /// assert_eq!(r.text_content(), r#"{"mean":2.5}"#);
@@ -60,7 +60,7 @@ pub trait ToolResult {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Json<T>(pub T);
 
-impl<T: Serialize> ToolResult for Json<T> {
+impl<T: Serialize> IntoToolResult for Json<T> {
     fn into_call_tool_result(self, structured: bool) -> CallToolResult {
         let serialized = if structured {
             serde_json::to_value(&self.0).map(|value| {
@@ -76,43 +76,43 @@ impl<T: Serialize> ToolResult for Json<T> {
     }
 }
 
-impl ToolResult for CallToolResult {
+impl IntoToolResult for CallToolResult {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         self
     }
 }
 
-impl ToolResult for Content {
+impl IntoToolResult for Content {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::success(vec![self])
     }
 }
 
-impl ToolResult for Vec<Content> {
+impl IntoToolResult for Vec<Content> {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::success(self)
     }
 }
 
-impl ToolResult for String {
+impl IntoToolResult for String {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::text(self)
     }
 }
 
-impl ToolResult for &'static str {
+impl IntoToolResult for &'static str {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::text(self)
     }
 }
 
-impl ToolResult for Cow<'static, str> {
+impl IntoToolResult for Cow<'static, str> {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::text(self.into_owned())
     }
 }
 
-impl ToolResult for () {
+impl IntoToolResult for () {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
         CallToolResult::success(Vec::new())
     }
@@ -120,7 +120,7 @@ impl ToolResult for () {
 
 macro_rules! display_as_text {
     ($($t:ty),* $(,)?) => {$(
-        impl ToolResult for $t {
+        impl IntoToolResult for $t {
             fn into_call_tool_result(self, _: bool) -> CallToolResult {
                 CallToolResult::text(self.to_string())
             }
@@ -132,7 +132,7 @@ display_as_text!(
     i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, char
 );
 
-impl<T: ToolResult, E: Display> ToolResult for Result<T, E> {
+impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
     fn into_call_tool_result(self, structured: bool) -> CallToolResult {
         match self {
             Ok(value) => value.into_call_tool_result(structured),
@@ -141,7 +141,7 @@ impl<T: ToolResult, E: Display> ToolResult for Result<T, E> {
     }
 }
 
-impl<T: ToolResult> ToolResult for Option<T> {
+impl<T: IntoToolResult> IntoToolResult for Option<T> {
     fn into_call_tool_result(self, structured: bool) -> CallToolResult {
         match self {
             Some(value) => value.into_call_tool_result(structured),
@@ -150,7 +150,7 @@ impl<T: ToolResult> ToolResult for Option<T> {
     }
 }
 
-impl ToolResult for Value {
+impl IntoToolResult for Value {
     /// Reads a complete result object (`content`, optional `isError`,
     /// `structuredContent`, `_meta`). A text block's non-string `text` is
     /// turned into a string. Anything malformed becomes an error result that
@@ -218,7 +218,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn wire(r: impl ToolResult) -> Value {
+    fn wire(r: impl IntoToolResult) -> Value {
         r.into_call_tool_result(false).into_value()
     }
 

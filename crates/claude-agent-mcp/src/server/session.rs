@@ -1,17 +1,19 @@
 //! Per-connection state: calls in flight, the log level, and where the
 //! server's own notifications go.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::context::LogLevel;
-use super::outbound::{self, ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Pending};
+use super::outbound::{self, ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Requests};
 use crate::jsonrpc::{self, RequestId};
+use crate::transport::RegisterError;
+use crate::types::LogLevel;
 
 type Notifier = dyn Fn(Value) + Send + Sync;
 
@@ -45,18 +47,15 @@ pub struct Session {
 
 pub(crate) struct SessionInner {
     notifier: Option<Box<Notifier>>,
-    in_flight: Mutex<HashMap<RequestId, InFlight>>,
-    next_call: AtomicU64,
+    /// Ours: requests to the client waiting for its answer. Theirs: the
+    /// client's calls in flight, each with the token that cancels it.
+    requests: Requests,
+    /// The number of our next request to the client (`srv-<n>`).
+    next_request: AtomicU64,
     initialized: AtomicBool,
     log_level: AtomicU8,
     client_requests: AtomicBool,
-    pending: Pending,
     subscriptions: Mutex<BTreeSet<String>>,
-}
-
-struct InFlight {
-    serial: u64,
-    token: CancellationToken,
 }
 
 impl Session {
@@ -87,12 +86,11 @@ impl Session {
         Self {
             inner: Arc::new(SessionInner {
                 notifier,
-                in_flight: Mutex::new(HashMap::new()),
-                next_call: AtomicU64::new(0),
+                requests: Requests::new(),
+                next_request: AtomicU64::new(0),
                 initialized: AtomicBool::new(false),
                 log_level: AtomicU8::new(LogLevel::Debug as u8),
                 client_requests: AtomicBool::new(false),
-                pending: Pending::default(),
                 subscriptions: Mutex::new(BTreeSet::new()),
             }),
         }
@@ -108,7 +106,10 @@ impl Session {
         let Some(id) = RequestId::from_value(request_id) else {
             return false;
         };
-        let token = self.lock().get(&id).map(|c| c.token.clone());
+        let token = self
+            .inner
+            .requests
+            .with_theirs(&id, CancellationToken::clone);
         match token {
             Some(token) => {
                 token.cancel();
@@ -122,8 +123,10 @@ impl Session {
     /// returns how many there were. Transports call this when the session
     /// ends (an HTTP `DELETE`, an expired session, the server stopping).
     pub fn cancel_all(&self) -> usize {
-        let tokens: Vec<CancellationToken> =
-            self.lock().values().map(|c| c.token.clone()).collect();
+        let mut tokens = Vec::new();
+        self.inner
+            .requests
+            .for_each_theirs(|_, token| tokens.push(token.clone()));
         for token in &tokens {
             token.cancel();
         }
@@ -132,7 +135,7 @@ impl Session {
 
     /// How many `tools/call` requests of this session are running.
     pub fn in_flight(&self) -> usize {
-        self.lock().len()
+        self.inner.requests.theirs_len()
     }
 
     /// Whether this session has been through `initialize`.
@@ -194,13 +197,18 @@ impl Session {
         if !self.supports_client_requests() {
             return Err(ClientRequestError::NotSupported);
         }
-        let (id, rx) = self.inner.pending.register();
+        let n = self.inner.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("srv-{n}"));
+        let (tx, rx) = oneshot::channel();
+        if self.inner.requests.register_ours(id.clone(), tx).is_err() {
+            return Err(ClientRequestError::Closed);
+        }
         let message = jsonrpc::request(&id, method, params);
         match sink {
             Some(sink) => sink(message),
             None => self.notify(message),
         }
-        outbound::wait(&self.inner.pending, id, rx, DEFAULT_CLIENT_REQUEST_TIMEOUT).await
+        outbound::wait(&self.inner.requests, id, rx, DEFAULT_CLIENT_REQUEST_TIMEOUT).await
     }
 
     /// Routes a response from the client to the request waiting for it;
@@ -210,7 +218,12 @@ impl Session {
         id: &Value,
         message: &serde_json::Map<String, Value>,
     ) -> bool {
-        self.inner.pending.resolve(id, message)
+        let waiter =
+            RequestId::from_value(id).and_then(|id| self.inner.requests.complete_ours(&id));
+        match waiter {
+            Some(tx) => tx.send(outbound::answer_of(message)).is_ok(),
+            None => false,
+        }
     }
 
     /// Ends the session's requests to the client: those waiting fail with
@@ -218,7 +231,8 @@ impl Session {
     /// call this when the connection ends.
     pub fn close(&self) {
         self.set_client_requests(false);
-        self.inner.pending.close_all();
+        // Dropping the waiters fails them with `Closed`.
+        drop(self.inner.requests.close_ours());
     }
 
     /// The resource URIs the client subscribed to (`resources/subscribe`).
@@ -272,24 +286,23 @@ impl Session {
         Self { inner }
     }
 
-    /// Records a call in flight; the returned guard forgets it when dropped.
+    /// Records a call in flight; the returned guard forgets it when
+    /// dropped. A second call with the id of one still in flight is not
+    /// recorded (the client broke the protocol; the first keeps its slot,
+    /// the second runs but cannot be cancelled by id).
     pub(crate) fn begin_call(&self, id: RequestId, token: CancellationToken) -> CallRegistration {
-        let serial = self.inner.next_call.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(id.clone(), InFlight { serial, token });
+        let registered = match self.inner.requests.register_theirs(id.clone(), token) {
+            Ok(()) => true,
+            Err(RegisterError::Duplicate(_)) => {
+                tracing::debug!(%id, "a call reuses the id of one still in flight");
+                false
+            }
+            Err(_) => false,
+        };
         CallRegistration {
             session: self.clone(),
-            id,
-            serial,
+            id: registered.then_some(id),
         }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
-        // The map stays consistent even if a holder panicked: every
-        // critical section is a single insert, get or remove.
-        self.inner
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -309,19 +322,17 @@ impl fmt::Debug for Session {
     }
 }
 
-/// Removes a call from its session's in-flight table when dropped — unless a
-/// later request reused the id, in which case that one's entry stays.
+/// Removes a call from its session's table of requests in flight when
+/// dropped (if it was recorded).
 pub(crate) struct CallRegistration {
     session: Session,
-    id: RequestId,
-    serial: u64,
+    id: Option<RequestId>,
 }
 
 impl Drop for CallRegistration {
     fn drop(&mut self) {
-        let mut map = self.session.lock();
-        if map.get(&self.id).is_some_and(|c| c.serial == self.serial) {
-            map.remove(&self.id);
+        if let Some(id) = &self.id {
+            self.session.inner.requests.complete_theirs(id);
         }
     }
 }

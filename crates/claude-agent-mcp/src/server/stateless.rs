@@ -17,10 +17,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::context::{LogLevel, RequestContext, ResponseStream};
+use super::context::{RequestContext, ResponseStream};
 use super::session::Session;
-use super::{ServerInner, features};
+use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
+use crate::types::LogLevel;
 use crate::types::{
     CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
 };
@@ -157,7 +158,7 @@ pub fn validate_meta(meta: Option<&Map<String, Value>>) -> Result<(), ErrorObjec
 /// An error as the stateless revision words it: "resource not found" is
 /// `-32602` there (`-32002` before).
 pub(crate) fn error(mut error: ErrorObject) -> ErrorObject {
-    if error.code == features::RESOURCE_NOT_FOUND {
+    if error.code == catalog::RESOURCE_NOT_FOUND {
         error.code = jsonrpc::INVALID_PARAMS;
     }
     error
@@ -328,8 +329,8 @@ pub(crate) async fn listen(
             ));
         }
     };
-    let has_resources = features::handles(&server.catalog, "resources/list");
-    let has_prompts = features::handles(&server.catalog, "prompts/list");
+    let has_resources = catalog::handles(&server.catalog, "resources/list");
+    let has_prompts = catalog::handles(&server.catalog, "prompts/list");
     let wants = |key: &str| requested.get(key).and_then(Value::as_bool) == Some(true);
     let mut accepted = Map::new();
     let mut methods: Vec<&'static str> = Vec::new();

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::context::ToolContext;
-use super::result::ToolResult;
+use super::result::IntoToolResult;
 use super::schema;
 use super::validate::CompiledSchema;
 use crate::types::{CallToolResult, ToolAnnotations, ToolInfo};
@@ -75,7 +75,7 @@ pub(crate) type ErasedHandler =
 ///
 /// Arguments are validated against the input schema before the handler
 /// runs (the schema is compiled once, here). What a handler may return is
-/// described at [`ToolResult`].
+/// described at [`IntoToolResult`].
 pub struct Tool {
     pub(crate) info: ToolInfo,
     pub(crate) handler: Arc<ErasedHandler>,
@@ -97,7 +97,7 @@ impl Tool {
         T: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(T) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: ToolResult,
+        R: IntoToolResult,
     {
         Self::new_with_context(name, description, move |args: T, _: ToolContext| {
             handler(args)
@@ -114,7 +114,7 @@ impl Tool {
         T: DeserializeOwned + JsonSchema + Send + 'static,
         F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: ToolResult,
+        R: IntoToolResult,
     {
         let (input_schema, unit) = schema::generate::<T>();
         let erased = move |args: Value, ctx: ToolContext, structured: bool| {
@@ -152,7 +152,7 @@ impl Tool {
     where
         F: Fn(Value) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: ToolResult,
+        R: IntoToolResult,
     {
         Self::raw_with_context(name, description, input_schema, move |args, _| {
             handler(args)
@@ -169,7 +169,7 @@ impl Tool {
     where
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: ToolResult,
+        R: IntoToolResult,
     {
         let name = name.into();
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {

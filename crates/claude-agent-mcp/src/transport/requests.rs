@@ -78,6 +78,8 @@ struct Tables<Id, O, I, S> {
     ours: HashMap<Id, O, S>,
     theirs: HashMap<Id, I, S>,
     closed: bool,
+    /// Our side only is closed: no new requests of ours.
+    ours_closed: bool,
 }
 
 impl<Id, O, I, S: Default> Default for RequestTable<Id, O, I, S> {
@@ -87,6 +89,7 @@ impl<Id, O, I, S: Default> Default for RequestTable<Id, O, I, S> {
                 ours: HashMap::default(),
                 theirs: HashMap::default(),
                 closed: false,
+                ours_closed: false,
             }),
         }
     }
@@ -141,6 +144,17 @@ impl<Id, O, I, S> RequestTable<Id, O, I, S> {
         (ours, theirs)
     }
 
+    /// Closes our side only and hands back our waiters (to fail them):
+    /// every later [`register_ours`](RequestTable::register_ours) fails
+    /// with [`RegisterError::Closed`], while the peer's requests stay and
+    /// may still be answered (the way to the peer is gone for requests of
+    /// ours, not for answers).
+    pub fn close_ours(&self) -> Vec<O> {
+        let mut t = self.lock();
+        t.ours_closed = true;
+        t.ours.drain().map(|(_, o)| o).collect()
+    }
+
     /// Removes and returns every request of the peer's, leaving the table
     /// open (a session that stops its handlers but keeps the connection).
     pub fn drain_theirs(&self) -> Vec<I> {
@@ -153,7 +167,7 @@ impl<Id: Eq + Hash, O, I, S: BuildHasher> RequestTable<Id, O, I, S> {
     /// arrives at once finds its waiter.
     pub fn register_ours(&self, id: Id, waiter: O) -> Result<(), RegisterError<O>> {
         let mut t = self.lock();
-        if t.closed {
+        if t.closed || t.ours_closed {
             return Err(RegisterError::Closed(waiter));
         }
         match t.ours.entry(id) {
@@ -200,6 +214,11 @@ impl<Id: Eq + Hash, O, I, S: BuildHasher> RequestTable<Id, O, I, S> {
     /// Looks at the peer's request `id` without taking it.
     pub fn with_theirs<R>(&self, id: &Id, f: impl FnOnce(&I) -> R) -> Option<R> {
         self.lock().theirs.get(id).map(f)
+    }
+
+    /// Whether the peer's request `id` is in the table.
+    pub fn has_theirs(&self, id: &Id) -> bool {
+        self.lock().theirs.contains_key(id)
     }
 
     /// Calls `f` on every request of the peer's still in the table.
@@ -260,5 +279,21 @@ mod tests {
             format!("{t:?}"),
             "RequestTable { ours: 0, theirs: 0, closed: true }"
         );
+    }
+
+    #[test]
+    fn closing_our_side_keeps_theirs() {
+        let t: RequestTable<u64, &str, &str> = RequestTable::new();
+        t.register_ours(1, "waiter").unwrap();
+        t.register_theirs(1, "token").unwrap();
+        assert_eq!(t.close_ours(), vec!["waiter"]);
+        assert_eq!(
+            t.register_ours(2, "late"),
+            Err(RegisterError::Closed("late"))
+        );
+        assert!(t.has_theirs(&1));
+        t.register_theirs(2, "another").unwrap();
+        assert!(!t.is_closed());
+        assert_eq!(t.complete_theirs(&1), Some("token"));
     }
 }

@@ -1,4 +1,8 @@
-//! Payloads of server notifications: progress and logging.
+//! Payloads of server notifications: progress and logging, and the
+//! logging levels.
+
+use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -39,4 +43,92 @@ pub struct LoggingMessage {
     /// Other fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// MCP's logging levels (RFC 5424 severities), least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum LogLevel {
+    /// `debug`
+    Debug = 0,
+    /// `info`
+    Info,
+    /// `notice`
+    Notice,
+    /// `warning`
+    Warning,
+    /// `error`
+    Error,
+    /// `critical`
+    Critical,
+    /// `alert`
+    Alert,
+    /// `emergency`
+    Emergency,
+}
+
+impl LogLevel {
+    const ALL: [LogLevel; 8] = [
+        Self::Debug,
+        Self::Info,
+        Self::Notice,
+        Self::Warning,
+        Self::Error,
+        Self::Critical,
+        Self::Alert,
+        Self::Emergency,
+    ];
+
+    /// The level's wire name (`"warning"`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+
+    pub(crate) fn from_index(i: u8) -> Self {
+        Self::ALL
+            .get(usize::from(i))
+            .copied()
+            .unwrap_or(Self::Debug)
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for LogLevel {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.as_str() == s)
+            .ok_or_else(|| format!("unknown log level {s:?}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_round_trip_and_order() {
+        for l in LogLevel::ALL {
+            assert_eq!(l.as_str().parse::<LogLevel>().unwrap(), l);
+            assert_eq!(LogLevel::from_index(l as u8), l);
+        }
+        assert!(LogLevel::Warning > LogLevel::Info);
+        assert!("loud".parse::<LogLevel>().is_err());
+    }
 }

@@ -1,64 +1,41 @@
-//! The process transport: finding the Claude Code CLI, spawning it, NDJSON
-//! framing both ways, draining stderr, and process hygiene.
+//! Finding the Claude Code CLI and starting it, on the MCP crate's
+//! transport layer ([`claude_agent_mcp::transport`]): the one NDJSON
+//! reader and writer, and the one process-group type with its orphan
+//! policy.
 //!
 //! Layout:
 //! * [`discover`] — [`find_cli`]: where the CLI executable is.
-//! * [`spawn`](fn@spawn) — starts the CLI in its own process group and hands back a
-//!   [`Process`]: a [`LineReader`] on its stdout, a [`LineWriter`] on its
-//!   stdin, and a [`ChildHandle`] that owns the process.
-//! * `stderr` — a dedicated thread drains stderr into a bounded tail ring,
-//!   `tracing::debug!` and an optional per-line callback.
-//! * `child` — exit status (reaped by a dedicated thread, no runtime needed),
-//!   graceful shutdown with escalation, and kill-on-drop for the whole group.
-//!
-//! Process hygiene guarantees: the CLI runs as the leader of a new process
-//! group, so the processes it starts (MCP servers, shells) get the signals
-//! too; every path (graceful shutdown, error, drop mid-stream, unwinding
-//! panic, dropping outside any runtime) ends with the group killed and the
-//! CLI reaped. Processes that leave the group on purpose (`setsid`) cannot be
-//! tracked. If the host process is killed with SIGKILL, nothing runs, but the
-//! CLI then sees EOF on its stdin and exits by itself.
-// The session layer is the consumer; until every item is used there, the
-// unused ones must not fail `-D warnings`.
+//! * [`spawn`](fn@spawn) — maps a [`SpawnConfig`] onto
+//!   [`StdioOptions`] and starts the CLI; hands back a [`Process`] whose
+//!   parts speak this crate's [`Error`]: a [`LineReader`] of JSON objects,
+//!   a [`LineWriter`] and a [`ChildHandle`].
 
-mod child;
 mod discover;
-mod reader;
-mod stderr;
-mod writer;
 
 #[cfg(test)]
 mod tests;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Stdio;
-use std::sync::Arc;
+use std::time::Duration;
 
-pub(crate) use child::ChildHandle;
-pub use child::ShutdownTimeouts;
+use claude_agent_mcp::transport::{self as mcp, Line, Parsed, SendError, StdioOptions};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::time::Instant;
+
+pub use claude_agent_mcp::transport::{ShutdownTimeouts, StderrCallback};
 pub use discover::find_cli;
-pub(crate) use reader::LineReader;
-pub(crate) use writer::LineWriter;
 
 use crate::error::{Error, Result};
-
-/// A callback that receives every line the CLI writes to its stderr.
-///
-/// Lines are decoded as lossy UTF-8, without the line terminator; very long
-/// lines arrive in pieces of at most 64 KiB. The callback runs on the
-/// transport's stderr thread, not on a Tokio worker, so a slow callback
-/// cannot stall the runtime — but it does delay the draining of stderr,
-/// which eventually stalls the CLI; keep it quick. A panic in the callback
-/// is caught and logged.
-pub type StderrCallback = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Default cap on one stdout line: 256 MiB (the CLI's own per-line cap on
 /// its input is 268 435 456 characters).
 pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Default size of the stderr tail kept for error messages.
-pub(crate) const DEFAULT_STDERR_TAIL_BYTES: usize = 64 * 1024;
+/// How much of a skipped line goes into the warning.
+const PREVIEW: usize = 200;
 
 /// Everything needed to start the CLI process.
 #[derive(Clone)]
@@ -78,7 +55,7 @@ pub(crate) struct SpawnConfig {
     pub max_line_bytes: usize,
     /// Called with every stderr line.
     pub stderr_callback: Option<StderrCallback>,
-    /// How many bytes of stderr to keep for [`ChildHandle::stderr_tail`].
+    /// How many bytes of stderr to keep for [`ChildHandle`]'s tail.
     pub stderr_tail_bytes: usize,
 }
 
@@ -94,38 +71,42 @@ impl SpawnConfig {
             cwd: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             stderr_callback: None,
-            stderr_tail_bytes: DEFAULT_STDERR_TAIL_BYTES,
+            stderr_tail_bytes: mcp::DEFAULT_STDERR_TAIL_BYTES,
         }
+    }
+
+    fn options(&self) -> StdioOptions {
+        let mut options = StdioOptions::new(&self.program)
+            .args(&self.args)
+            .max_line_bytes(self.max_line_bytes)
+            .stderr_callback(self.stderr_callback.clone())
+            .stderr_tail_bytes(self.stderr_tail_bytes);
+        for key in &self.env_remove {
+            options = options.env_remove(key);
+        }
+        for (key, value) in &self.env {
+            options = options.env(key, value);
+        }
+        if let Some(cwd) = &self.cwd {
+            options = options.cwd(cwd);
+        }
+        options
     }
 }
 
 impl std::fmt::Debug for SpawnConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpawnConfig")
-            .field("program", &self.program)
-            .field("args", &self.args)
-            .field("env", &self.env)
-            .field("env_remove", &self.env_remove)
-            .field("cwd", &self.cwd)
-            .field("max_line_bytes", &self.max_line_bytes)
-            .field("stderr_callback", &self.stderr_callback.is_some())
-            .field("stderr_tail_bytes", &self.stderr_tail_bytes)
-            .finish()
+        self.options().fmt(f)
     }
 }
 
 /// A running CLI: its stdout, its stdin, and the process itself.
 ///
 /// The three parts can be moved to different tasks. Dropping the
-/// [`ChildHandle`] kills the whole process group.
-///
-/// The child handle keeps a clone of the writer (to close stdin during
-/// [`ChildHandle::shutdown`]), so dropping `writer` does not close the CLI's
-/// stdin: call [`LineWriter::close`] or [`ChildHandle::shutdown`].
-///
-/// The reader reaches EOF only when every process holding the stdout pipe
-/// is gone (a grandchild may inherit it), so watch [`ChildHandle::wait`]
-/// as well when the exit matters.
+/// [`ChildHandle`] kills the whole process group. The child handle keeps a
+/// clone of the writer (to close stdin during a shutdown), so dropping
+/// `writer` does not close the CLI's stdin: call [`LineWriter::close`] or
+/// shut the child down.
 #[derive(Debug)]
 pub(crate) struct Process {
     /// NDJSON from the CLI's stdout.
@@ -139,96 +120,186 @@ pub(crate) struct Process {
 /// Starts the CLI as the leader of a new process group with all three
 /// standard streams piped.
 ///
-/// Must be called from within a Tokio runtime (the pipes are registered with
-/// its reactor). Fails with [`Error::Spawn`] naming the program when the
-/// process cannot be started (missing program or working directory, not
-/// executable, no runtime, out of threads).
+/// Must be called from within a Tokio runtime. Fails with [`Error::Spawn`]
+/// naming the program when the process cannot be started (missing program
+/// or working directory, not executable, no runtime, out of threads).
 pub(crate) fn spawn(config: SpawnConfig) -> Result<Process> {
-    let program = config.program.clone();
-    let spawn_err = |source: std::io::Error| Error::Spawn {
-        program: program.clone(),
-        source,
-    };
-    if tokio::runtime::Handle::try_current().is_err() {
-        return Err(spawn_err(std::io::Error::other(
-            "the CLI must be started from within a Tokio runtime",
-        )));
-    }
-    if let Some(cwd) = &config.cwd
-        && !cwd.is_dir()
-    {
-        return Err(spawn_err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("working directory {} does not exist", cwd.display()),
-        )));
-    }
-    warn_if_sigpipe_is_fatal();
-
-    let mut cmd = std::process::Command::new(&config.program);
-    cmd.args(&config.args);
-    for key in &config.env_remove {
-        cmd.env_remove(key);
-    }
-    for (key, value) in &config.env {
-        cmd.env(key, value);
-    }
-    if let Some(cwd) = &config.cwd {
-        cmd.current_dir(cwd);
-    }
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-
-    let mut child = cmd.spawn().map_err(spawn_err)?;
-    let pid = child.id();
-    tracing::debug!(pid, program = %config.program.display(), "spawned the Claude Code CLI");
-
-    // From here on every failure must kill and reap what was started.
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let handle = match ChildHandle::start(child, pid) {
-        Ok(handle) => handle,
-        Err(e) => return Err(spawn_err(e)),
-    };
-    // `handle` kills and reaps the group if anything below fails.
-    let stdin = tokio::process::ChildStdin::from_std(stdin).map_err(spawn_err)?;
-    let stdout = tokio::process::ChildStdout::from_std(stdout).map_err(spawn_err)?;
-    let writer = LineWriter::new(stdin);
-    let stderr = stderr::StderrDrain::start(
-        stderr,
-        pid,
-        config.stderr_callback.clone(),
-        config.stderr_tail_bytes,
-    )
-    .map_err(spawn_err)?;
-    let child = handle.attach(writer.clone(), stderr);
-    Ok(Process {
-        reader: LineReader::new(stdout, config.max_line_bytes),
+    let mcp::Process {
+        reader,
         writer,
-        child,
+        group,
+    } = mcp::spawn(&config.options()).map_err(|source| Error::Spawn {
+        program: config.program.clone(),
+        source,
+    })?;
+    tracing::debug!(pid = group.pid(), program = %config.program.display(), "spawned the Claude Code CLI");
+    Ok(Process {
+        reader: LineReader { inner: reader },
+        writer: LineWriter { inner: writer },
+        child: ChildHandle(group),
     })
 }
 
-/// Rust programs ignore SIGPIPE, so writing to a CLI that has exited gives
-/// `EPIPE`. A non-Rust host (FFI) may not; then such a write would kill the
-/// whole process. Say so once.
-fn warn_if_sigpipe_is_fatal() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: querying (not changing) a signal disposition with a zeroed
-        // `sigaction` as the output buffer.
-        let fatal = unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction == libc::SIG_DFL
-        };
-        if fatal {
-            tracing::warn!(
-                "SIGPIPE has its default (fatal) disposition in this process; writing to a CLI \
-                 that has exited will kill the process. Ignore SIGPIPE (signal(SIGPIPE, SIG_IGN))."
-            );
+/// Reads the CLI's stdout as newline-delimited JSON objects: the shared
+/// [`mcp::LineReader`] with the CLI's policy.
+///
+/// * A line over the cap yields one [`Error::LineTooLong`]; reading goes
+///   on after it.
+/// * Blank lines and lines that are not JSON objects (diagnostics such as
+///   `[SandboxDebug] …`, garbage, invalid UTF-8, truncated JSON) are
+///   skipped with a `tracing::warn!`.
+/// * A JSON object that does not fit the type asked for is
+///   [`Error::Protocol`]; reading goes on after it.
+/// * A read error is returned once, then the stream ends.
+#[derive(Debug)]
+pub(crate) struct LineReader<R = ChildStdout> {
+    inner: mcp::LineReader<R>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    /// Reads objects from `inner`, accepting lines of up to `max_line_bytes`.
+    #[cfg(test)]
+    pub(crate) fn new(inner: R, max_line_bytes: usize) -> Self {
+        Self {
+            inner: mcp::LineReader::new(inner, max_line_bytes),
         }
-    });
+    }
+
+    /// The next JSON object as a [`serde_json::Value`]; `None` at the end.
+    pub(crate) async fn next_line(&mut self) -> Option<Result<serde_json::Value>> {
+        self.next_json().await
+    }
+
+    /// The next JSON object, deserialized straight from the read buffer
+    /// into `T`; `None` at the end.
+    pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<T>> {
+        let limit = self.inner.max_line_bytes();
+        loop {
+            let line = match self.inner.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(Error::Io(e))),
+            };
+            let line = match line {
+                Line::Text(line) => line,
+                Line::TooLong { len, .. } => {
+                    tracing::warn!(
+                        limit,
+                        len,
+                        "skipping a line from the CLI longer than the limit"
+                    );
+                    return Some(Err(Error::LineTooLong { limit }));
+                }
+            };
+            match mcp::parse_object::<T>(line) {
+                Parsed::Blank => {}
+                Parsed::Value(value) => return Some(Ok(value)),
+                Parsed::Mismatch(e) => {
+                    return Some(Err(Error::Protocol {
+                        message: format!("unexpected message shape: {e}"),
+                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                    }));
+                }
+                Parsed::Invalid(e) => {
+                    let why = e.map_or_else(|| "not a JSON object".to_owned(), |e| e.to_string());
+                    tracing::warn!(
+                        len = line.len(),
+                        reason = %why,
+                        "skipping a non-JSON line from the CLI: {}",
+                        mcp::lines::preview(line.trim_ascii(), PREVIEW),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Writes newline-delimited JSON to the CLI's stdin: the shared
+/// [`mcp::LineWriter`] (whole frames, never interleaved, never torn, even
+/// when a send is cancelled; concurrent sends share writes), speaking
+/// this crate's [`Error`]: [`Error::Json`] for a value that does not
+/// serialize, [`Error::Io`] for a failed write (`EPIPE`: the CLI exited),
+/// after which every send is [`Error::Closed`].
+#[derive(Debug)]
+pub(crate) struct LineWriter<W = ChildStdin> {
+    inner: mcp::LineWriter<W>,
+}
+
+impl<W> Clone for LineWriter<W> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+fn send_error(e: SendError) -> Error {
+    match e {
+        SendError::Serialize(e) => Error::Json(e),
+        SendError::Io(e) => Error::Io(e),
+        SendError::Invalid(why) => {
+            Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+        }
+        _ => Error::Closed,
+    }
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> LineWriter<W> {
+    /// Writes frames to `io`.
+    #[cfg(test)]
+    pub(crate) fn new(io: W) -> Self {
+        Self {
+            inner: mcp::LineWriter::new(io),
+        }
+    }
+
+    /// Serializes `value` as one line of JSON and sends it.
+    pub(crate) async fn send<T: Serialize + ?Sized>(&self, value: &T) -> Result<()> {
+        self.inner.send(value).await.map_err(send_error)
+    }
+
+    /// Writes what is queued, then closes the pipe (the CLI sees EOF on
+    /// stdin). Idempotent.
+    pub(crate) async fn close(&self) -> Result<()> {
+        self.inner.close().await.map_err(send_error)
+    }
+
+    /// Whether the writer is closed (by `close` or after a failed write).
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// The CLI process: the shared [`mcp::ProcessGroup`] (exit status,
+/// graceful [`shutdown`](mcp::ProcessGroup::shutdown), stderr tail, kill
+/// on drop), plus [`exit_error`](Self::exit_error).
+#[derive(Debug)]
+pub(crate) struct ChildHandle(mcp::ProcessGroup);
+
+impl std::ops::Deref for ChildHandle {
+    type Target = mcp::ProcessGroup;
+
+    fn deref(&self) -> &mcp::ProcessGroup {
+        &self.0
+    }
+}
+
+impl ChildHandle {
+    /// Builds [`Error::CliExited`] after the CLI closed its stdout: waits up
+    /// to `grace` for the exit status and for stderr to end, then reports
+    /// code, signal (both `None` if it has not exited) and the stderr tail.
+    pub(crate) async fn exit_error(&self, grace: Duration) -> Error {
+        use std::os::unix::process::ExitStatusExt;
+        let deadline = Instant::now() + grace;
+        let status = tokio::time::timeout_at(deadline, self.wait()).await.ok();
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.stderr_finished(left.max(Duration::from_millis(50)))
+            .await;
+        Error::CliExited {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            stderr_tail: self.stderr_tail(),
+        }
+    }
 }

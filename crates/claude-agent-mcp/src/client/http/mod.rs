@@ -38,13 +38,14 @@ use serde_json::Value;
 use super::ClientError;
 use super::headers::encode_header_value;
 use super::transport::{Inbox, SendOptions, Transport};
+use crate::transport::mcp_headers::PARAM_HEADER_PREFIX;
 use crate::types::PROTOCOL_VERSION_META;
 pub use sse::{SseEvent, SseEventTooLarge, SseParser};
 
 /// The default cap on one message the HTTP transport receives (an SSE
 /// event, a JSON body): 64 MiB, the same as the stdio transport's line cap
 /// ([`DEFAULT_MAX_LINE_BYTES`](super::DEFAULT_MAX_LINE_BYTES)).
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = super::lines::DEFAULT_MAX_LINE_BYTES;
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = crate::transport::DEFAULT_MAX_LINE_BYTES;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -239,11 +240,7 @@ fn post_headers(
     if let Some(method) = message.get("method").and_then(Value::as_str) {
         let (n, v) = header("mcp-method", &encode_header_value("Method", method)?)?;
         h.insert(n, v);
-        let key = match method {
-            "tools/call" | "prompts/get" => Some("name"),
-            "resources/read" => Some("uri"),
-            _ => None,
-        };
+        let key = crate::transport::mcp_headers::name_field(method);
         if let Some(name) = key.and_then(|k| message.get("params")?.get(k)?.as_str()) {
             let (n, v) = header("mcp-name", &encode_header_value("Name", name)?)?;
             h.insert(n, v);
@@ -251,7 +248,7 @@ fn post_headers(
     }
     for (name, value) in &options.header_params {
         let (n, v) = header(
-            &format!("Mcp-Param-{name}"),
+            &format!("{PARAM_HEADER_PREFIX}{name}"),
             &encode_header_value(name, value)?,
         )?;
         h.insert(n, v);

@@ -1,4 +1,4 @@
-//! Helpers: temporary directories, fake CLIs, time limits, `/proc` checks.
+//! Helpers: temporary directories, fake CLIs, time limits.
 
 use std::future::Future;
 use std::os::unix::fs::PermissionsExt;
@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::transport::SpawnConfig;
-use crate::transport::child::{group_has_live_members, proc_stat};
 
 /// A directory removed on drop.
 pub(crate) struct TempDir(PathBuf);
@@ -81,34 +80,4 @@ pub(crate) async fn within<F: Future>(secs: u64, fut: F) -> F::Output {
     tokio::time::timeout(Duration::from_secs(secs), fut)
         .await
         .unwrap_or_else(|_| panic!("timed out after {secs} s"))
-}
-
-/// Whether `pid` still runs (a zombie does not count).
-pub(crate) fn is_running(pid: i32) -> bool {
-    proc_stat(pid).is_some_and(|s| !s.is_dead())
-}
-
-/// Whether `pid` is a zombie child of this process (a reaping leak).
-pub(crate) fn is_our_zombie(pid: i32) -> bool {
-    proc_stat(pid).is_some_and(|s| s.is_dead() && s.ppid == std::process::id() as i32)
-}
-
-/// Waits (blocking, up to 5 s) until the group led by `pgid` has no running
-/// member and its leader has been reaped; panics otherwise.
-pub(crate) fn assert_all_gone(pgid: u32, others: &[i32]) {
-    let pgid = pgid as i32;
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let group_live = group_has_live_members(pgid);
-        let others_live = others.iter().any(|&p| is_running(p));
-        let leader_unreaped = is_our_zombie(pgid) || is_running(pgid);
-        if !group_live && !others_live && !leader_unreaped {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "leftovers: group live {group_live}, others live {others_live}, leader unreaped {leader_unreaped} (pgid {pgid}, others {others:?})"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

@@ -1,23 +1,24 @@
-//! The machinery under [`Client`](super::Client): ids, the table of
-//! requests waiting for their response, incoming dispatch, and
+//! The engine under [`McpClient`](super::McpClient): ids, the
+//! [`RequestTable`] of our requests waiting for their response and of the
+//! server's requests we are answering, incoming dispatch, and
 //! cancellation of abandoned requests.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
-use futures::channel::mpsc;
+use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{broadcast, oneshot};
 
 use super::error::response_outcome;
-use super::headers::HeaderMap;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{ClientError, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::transport::mcp_headers::ParamHeaders;
+use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
 
 type Reply = Result<Value, ClientError>;
@@ -25,11 +26,18 @@ type Reply = Result<Value, ClientError>;
 /// The most a message the client sends on its own may take.
 const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How many notifications wait for the slowest
+/// [`NotificationStream`](super::NotificationStream); past this it loses
+/// the oldest ones.
+pub const NOTIFICATION_BUFFER: usize = 1024;
+
 pub(crate) struct Inner {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) options: ClientOptions,
     pub(crate) capabilities: Value,
-    pending: Mutex<HashMap<u64, oneshot::Sender<Reply>, BuildHasherDefault<IdHasher>>>,
+    /// Ours: the waiter of each request sent. Theirs: the task answering
+    /// each server request, to abort it on `notifications/cancelled`.
+    requests: RequestTable<RequestId, oneshot::Sender<Reply>, AbortHandle>,
     next_id: AtomicU64,
     closed: AtomicBool,
     /// Why the client closed (the first reason given), for later calls.
@@ -37,11 +45,11 @@ pub(crate) struct Inner {
     pub(crate) server: OnceLock<ServerState>,
     /// `_meta` every request carries at the stateless revision.
     stateless_meta: OnceLock<Map<String, Value>>,
-    subscribers: Mutex<Vec<mpsc::UnboundedSender<ServerNotification>>>,
-    /// Server requests being answered, by their id's JSON text.
-    answering: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// Where [`McpClient::notifications`](super::McpClient::notifications)
+    /// streams subscribe; `None` once closed (the streams end).
+    notifications: Mutex<Option<broadcast::Sender<ServerNotification>>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
-    pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, HeaderMap>>>>,
+    pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -58,14 +66,13 @@ impl Inner {
             capabilities: options.capabilities(),
             transport,
             options,
-            pending: Mutex::new(HashMap::default()),
+            requests: RequestTable::new(),
             next_id: AtomicU64::new(0),
             closed: AtomicBool::new(false),
             closed_reason: Mutex::new(None),
             server: OnceLock::new(),
             stateless_meta: OnceLock::new(),
-            subscribers: Mutex::new(Vec::new()),
-            answering: Mutex::new(HashMap::new()),
+            notifications: Mutex::new(Some(broadcast::channel(NOTIFICATION_BUFFER).0)),
             header_maps: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
@@ -131,16 +138,20 @@ impl Inner {
             return Err(self.closed_error());
         }
         let params = self.with_meta(params, options.meta);
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id, tx);
+        if let Err(RegisterError::Closed(_) | RegisterError::Duplicate(_)) =
+            self.requests.register_ours(id.clone(), tx)
+        {
+            return Err(self.closed_error());
+        }
         let mut guard = Abandon {
             inner: self,
-            id,
+            id: id.clone(),
             sent: false,
             reason: "the request was abandoned",
         };
-        let message = jsonrpc::request(&RequestId::from(id), method, params);
+        let message = jsonrpc::request(&id, method, params);
         let timeout = options.timeout.unwrap_or(self.options.request_timeout);
         let send = options.send;
         let sent = &mut guard.sent;
@@ -155,7 +166,7 @@ impl Inner {
             Ok(outcome) => {
                 // Answered, or failed on this side: nothing to cancel.
                 if outcome.is_err() {
-                    lock(&self.pending).remove(&id);
+                    self.requests.complete_ours(&id);
                 }
                 guard.sent = false;
                 outcome
@@ -219,28 +230,27 @@ impl Inner {
         Some(Value::Object(params))
     }
 
-    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<ServerNotification> {
-        let (tx, rx) = mpsc::unbounded();
-        if self.is_closed() {
-            tx.close_channel();
-        } else {
-            lock(&self.subscribers).push(tx);
-        }
-        rx
+    /// A new subscription to the server's notifications (`None` once the
+    /// client is closed).
+    pub(crate) fn subscribe(&self) -> Option<broadcast::Receiver<ServerNotification>> {
+        lock(&self.notifications)
+            .as_ref()
+            .map(broadcast::Sender::subscribe)
     }
 
-    /// Marks the client closed: waiting requests fail, streams end.
+    /// Marks the client closed: waiting requests fail, the server's
+    /// requests being answered are dropped, streams end.
     pub(crate) fn shut(&self, reason: &str) {
         lock(&self.closed_reason).get_or_insert_with(|| reason.to_owned());
         self.closed.store(true, Ordering::Release);
-        let pending: Vec<_> = lock(&self.pending).drain().collect();
-        for (_, tx) in pending {
+        let (ours, theirs) = self.requests.close();
+        for tx in ours {
             let _ = tx.send(Err(ClientError::Closed(reason.to_owned())));
         }
-        lock(&self.subscribers).clear();
-        for (_, task) in lock(&self.answering).drain() {
+        for task in theirs {
             task.abort();
         }
+        lock(&self.notifications).take();
     }
 
     fn on_event(self: &Arc<Self>, event: TransportEvent) {
@@ -250,7 +260,7 @@ impl Inner {
                 self.shut(&reason);
             }
             TransportEvent::Failed { id, error } => {
-                if let Some(tx) = request_key(&id).and_then(|k| lock(&self.pending).remove(&k)) {
+                if let Some(tx) = request_key(&id).and_then(|k| self.requests.complete_ours(&k)) {
                     let _ = tx.send(Err(error));
                 }
             }
@@ -276,7 +286,7 @@ impl Inner {
             }
             None => {
                 let key = id.as_ref().and_then(request_key);
-                let waiting = key.and_then(|k| lock(&self.pending).remove(&k));
+                let waiting = key.and_then(|k| self.requests.complete_ours(&k));
                 match waiting {
                     Some(tx) => {
                         let _ = tx.send(response_outcome(map));
@@ -296,7 +306,8 @@ impl Inner {
     fn on_notification(&self, method: &str, params: Option<Value>) {
         if method == "notifications/cancelled"
             && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
-            && let Some(task) = lock(&self.answering).remove(&id.to_string())
+            && let Some(task) =
+                RequestId::from_value(id).and_then(|k| self.requests.complete_theirs(&k))
         {
             task.abort();
         }
@@ -307,8 +318,11 @@ impl Inner {
         if let Some(f) = &self.options.on_notification {
             f(note.clone());
         }
-        let mut subscribers = lock(&self.subscribers);
-        subscribers.retain(|tx| tx.unbounded_send(note.clone()).is_ok());
+        // Never waits: a subscriber that lags loses the oldest (see
+        // `NotificationStream`); with no subscriber nothing is kept.
+        if let Some(tx) = lock(&self.notifications).as_ref() {
+            let _ = tx.send(note);
+        }
     }
 
     /// Answers a server→client request in its own task.
@@ -323,10 +337,20 @@ impl Inner {
             tracing::warn!(%method, "MCP client: no Tokio runtime to answer a server request");
             return;
         };
-        let key = id.to_string();
+        let key = RequestId::from_value(&id);
+        let (abort, registration) = AbortHandle::new_pair();
+        if let Some(key) = &key {
+            match self.requests.register_theirs(key.clone(), abort) {
+                Ok(()) => {}
+                Err(RegisterError::Duplicate(_)) => {
+                    tracing::warn!(%key, %method, "MCP client: the server reused the id of a request still being answered; ignoring it");
+                    return;
+                }
+                Err(RegisterError::Closed(_)) => return,
+            }
+        }
         let weak: Weak<Self> = Arc::downgrade(self);
-        let task_key = key.clone();
-        let task = runtime.spawn(async move {
+        let answer = async move {
             let outcome = match (method.as_str(), handler) {
                 ("ping", _) => Ok(json!({})),
                 (_, Some(handler)) => handler(params.unwrap_or_else(|| json!({}))).await,
@@ -337,7 +361,11 @@ impl Inner {
                 Err(error) => jsonrpc::error_response(&id, error),
             };
             let Some(inner) = weak.upgrade() else { return };
-            lock(&inner.answering).remove(&task_key);
+            if let Some(key) = &key
+                && inner.requests.complete_theirs(key).is_none()
+            {
+                return; // withdrawn (cancelled, or the client closed)
+            }
             let send = inner.transport.send(reply, SendOptions::default());
             match tokio::time::timeout(inner.background_send_timeout(), send).await {
                 Ok(Ok(())) => {}
@@ -346,10 +374,8 @@ impl Inner {
                 }
                 Err(_) => tracing::warn!("MCP client: answering a server request timed out"),
             }
-        });
-        if !task.is_finished() {
-            lock(&self.answering).insert(key, task.abort_handle());
-        }
+        };
+        runtime.spawn(Abortable::new(answer, registration));
     }
 }
 
@@ -357,7 +383,7 @@ impl Inner {
 /// it and, if it reached the transport, tells the server to stop.
 struct Abandon<'a> {
     inner: &'a Arc<Inner>,
-    id: u64,
+    id: RequestId,
     sent: bool,
     reason: &'static str,
 }
@@ -367,7 +393,7 @@ impl Drop for Abandon<'_> {
         if !self.sent {
             return;
         }
-        let was_waiting = lock(&self.inner.pending).remove(&self.id).is_some();
+        let was_waiting = self.inner.requests.complete_ours(&self.id).is_some();
         if !was_waiting || self.inner.is_closed() {
             return;
         }
@@ -375,7 +401,7 @@ impl Drop for Abandon<'_> {
             return;
         };
         let inner = Arc::clone(self.inner);
-        let params = json!({"requestId": self.id, "reason": self.reason});
+        let params = json!({"requestId": self.id.to_value(), "reason": self.reason});
         runtime.spawn(async move {
             let notify = inner.notify("notifications/cancelled", Some(params));
             match tokio::time::timeout(inner.background_send_timeout(), notify).await {
@@ -389,31 +415,14 @@ impl Drop for Abandon<'_> {
     }
 }
 
-/// Request ids are sequential numbers: they hash as themselves.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-}
-
 /// Our ids are numbers; a peer may echo one as a string.
-fn request_key(id: &Value) -> Option<u64> {
+fn request_key(id: &Value) -> Option<RequestId> {
     match id {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.parse().ok(),
         _ => None,
     }
+    .map(RequestId::from)
 }
 
 pub(crate) fn fmt_duration(d: Duration) -> String {

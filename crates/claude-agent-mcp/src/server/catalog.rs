@@ -2,7 +2,7 @@
 //! catalog of them, the methods that change it, and the requests that read it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
@@ -18,25 +18,43 @@ use crate::types::{self, json_type_name};
 /// JSON-RPC error code MCP uses for an unknown resource.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
+/// Named items in declaration order — the server's tools, resources,
+/// templates and prompts — behind a lock whose poisoning is ignored: every
+/// critical section is a single map operation that leaves the map
+/// consistent.
+pub(crate) struct Registry<T>(RwLock<IndexMap<String, T>>);
+
+impl<T> Default for Registry<T> {
+    fn default() -> Self {
+        Self(RwLock::new(IndexMap::new()))
+    }
+}
+
+impl<T> Registry<T> {
+    pub(crate) fn new(items: IndexMap<String, T>) -> Self {
+        Self(RwLock::new(items))
+    }
+
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, IndexMap<String, T>> {
+        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, IndexMap<String, T>> {
+        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// What the server holds besides its tools.
 #[derive(Default)]
 pub(crate) struct Catalog {
-    resources: RwLock<IndexMap<String, Resource>>,
-    templates: RwLock<IndexMap<String, ResourceTemplate>>,
-    prompts: RwLock<IndexMap<String, Prompt>>,
+    resources: Registry<Resource>,
+    templates: Registry<ResourceTemplate>,
+    prompts: Registry<Prompt>,
     pub(crate) completion: Option<Arc<CompletionHandler>>,
     /// Set once the server has (had) resources or templates, or prompts:
     /// the capability stays advertised so `list_changed` makes sense.
     has_resources: AtomicBool,
     has_prompts: AtomicBool,
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Catalog {
@@ -64,17 +82,19 @@ impl Catalog {
 
     fn put_resource(&self, r: Resource) {
         self.has_resources.store(true, Ordering::Relaxed);
-        write(&self.resources).insert(r.info.uri.clone(), r);
+        self.resources.write().insert(r.info.uri.clone(), r);
     }
 
     fn put_template(&self, t: ResourceTemplate) {
         self.has_resources.store(true, Ordering::Relaxed);
-        write(&self.templates).insert(t.info.uri_template.clone(), t);
+        self.templates
+            .write()
+            .insert(t.info.uri_template.clone(), t);
     }
 
     fn put_prompt(&self, p: Prompt) {
         self.has_prompts.store(true, Ordering::Relaxed);
-        write(&self.prompts).insert(p.info.name.clone(), p);
+        self.prompts.write().insert(p.info.name.clone(), p);
     }
 
     /// Adds the capabilities of what the server has to an `initialize` result.
@@ -124,18 +144,24 @@ pub(crate) async fn request(
     let page = server.page_size;
     match method {
         "resources/list" => {
-            let items = read(&catalog.resources)
-                .values()
-                .map(|r| to_value(&r.info))
-                .collect();
-            paginate("resources", items, &params, page)
+            let items = catalog.resources.read();
+            paginate(
+                "resources",
+                items.values(),
+                |r| to_value(&r.info),
+                &params,
+                page,
+            )
         }
         "resources/templates/list" => {
-            let items = read(&catalog.templates)
-                .values()
-                .map(|t| to_value(&t.info))
-                .collect();
-            paginate("resourceTemplates", items, &params, page)
+            let items = catalog.templates.read();
+            paginate(
+                "resourceTemplates",
+                items.values(),
+                |t| to_value(&t.info),
+                &params,
+                page,
+            )
         }
         "resources/read" => read_resource(catalog, &params, ctx).await,
         "resources/subscribe" | "resources/unsubscribe" => {
@@ -150,11 +176,14 @@ pub(crate) async fn request(
             Ok(json!({}))
         }
         "prompts/list" => {
-            let items = read(&catalog.prompts)
-                .values()
-                .map(|p| to_value(&p.info))
-                .collect();
-            paginate("prompts", items, &params, page)
+            let items = catalog.prompts.read();
+            paginate(
+                "prompts",
+                items.values(),
+                |p| to_value(&p.info),
+                &params,
+                page,
+            )
         }
         "prompts/get" => get_prompt(catalog, &params, ctx).await,
         "completion/complete" => {
@@ -186,7 +215,7 @@ async fn read_resource(
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
     let uri = uri_param(params)?;
-    let found = read(&catalog.resources).get(uri).map(|r| {
+    let found = catalog.resources.read().get(uri).map(|r| {
         (
             r.handler.clone(),
             r.info.mime_type.clone(),
@@ -194,7 +223,7 @@ async fn read_resource(
         )
     });
     let found = found.or_else(|| {
-        read(&catalog.templates).values().find_map(|t| {
+        catalog.templates.read().values().find_map(|t| {
             let vars = t.matches(uri)?;
             Some((t.handler.clone(), t.info.mime_type.clone(), vars))
         })
@@ -230,7 +259,7 @@ async fn get_prompt(
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| ErrorObject::invalid_params("prompts/get needs a string \"name\""))?;
-    let Some(prompt) = read(&catalog.prompts).get(name).cloned() else {
+    let Some(prompt) = catalog.prompts.read().get(name).cloned() else {
         return Err(ErrorObject::invalid_params(format!(
             "Unknown prompt: {name}"
         )));
@@ -251,10 +280,14 @@ async fn get_prompt(
     Ok(to_value(&result))
 }
 
-/// One page of `items` under `key`, from the request's `cursor`.
-fn paginate(
+/// One page of a list result under `key` (`tools`, `resources`, …): at
+/// most `page` items from where the request's `cursor` says, each made by
+/// `to_item` (only those on the page), and `nextCursor` when more follow.
+/// The cursor is opaque to clients: `<key>:<offset>`.
+pub(crate) fn paginate<'a, T: 'a>(
     key: &str,
-    items: Vec<Value>,
+    items: impl ExactSizeIterator<Item = &'a T>,
+    to_item: impl Fn(&T) -> Value,
     params: &Map<String, Value>,
     page: usize,
 ) -> Result<Value, ErrorObject> {
@@ -272,12 +305,12 @@ fn paginate(
             )));
         }
     };
-    let end = start.saturating_add(page).min(items.len());
     let total = items.len();
+    let end = start.saturating_add(page).min(total);
     let page: Vec<Value> = items
-        .into_iter()
         .skip(start)
         .take(end.saturating_sub(start))
+        .map(to_item)
         .collect();
     let mut result = Map::with_capacity(2);
     result.insert(key.into(), Value::Array(page));
@@ -300,7 +333,11 @@ impl Server {
     /// Removes the resource with this URI; returns whether there was one
     /// (and then notifies, as [`add_resource`](Self::add_resource) does).
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = write(&self.inner.catalog.resources)
+        let removed = self
+            .inner
+            .catalog
+            .resources
+            .write()
             .shift_remove(uri)
             .is_some();
         if removed {
@@ -320,7 +357,11 @@ impl Server {
 
     /// Removes the template with this URI template; returns whether there was one.
     pub fn remove_resource_template(&self, uri_template: &str) -> bool {
-        let removed = write(&self.inner.catalog.templates)
+        let removed = self
+            .inner
+            .catalog
+            .templates
+            .write()
             .shift_remove(uri_template)
             .is_some();
         if removed {
@@ -340,7 +381,11 @@ impl Server {
 
     /// Removes the prompt with this name; returns whether there was one.
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = write(&self.inner.catalog.prompts)
+        let removed = self
+            .inner
+            .catalog
+            .prompts
+            .write()
             .shift_remove(name)
             .is_some();
         if removed {
@@ -368,7 +413,10 @@ impl Server {
 
     /// The resources as `resources/list` describes them.
     pub fn resources(&self) -> Vec<types::Resource> {
-        read(&self.inner.catalog.resources)
+        self.inner
+            .catalog
+            .resources
+            .read()
             .values()
             .map(|r| r.info.clone())
             .collect()
@@ -376,7 +424,10 @@ impl Server {
 
     /// The resource templates as `resources/templates/list` describes them.
     pub fn resource_templates(&self) -> Vec<types::ResourceTemplate> {
-        read(&self.inner.catalog.templates)
+        self.inner
+            .catalog
+            .templates
+            .read()
             .values()
             .map(|t| t.info.clone())
             .collect()
@@ -384,7 +435,10 @@ impl Server {
 
     /// The prompts as `prompts/list` describes them.
     pub fn prompts(&self) -> Vec<types::Prompt> {
-        read(&self.inner.catalog.prompts)
+        self.inner
+            .catalog
+            .prompts
+            .read()
             .values()
             .map(|p| p.info.clone())
             .collect()

@@ -1,0 +1,699 @@
+//! The reader over in-memory streams with controlled chunking, the writer
+//! over in-memory pipes.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures::FutureExt;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, DuplexStream, ReadBuf};
+
+use super::fuzz::{RawItem, check_ndjson_reader, read_raw};
+use super::*;
+
+/// Hands out `data` at most `chunk` bytes per read; with `stall`, every
+/// other poll returns `Pending` (and wakes itself at once).
+struct Chunked {
+    data: Vec<u8>,
+    pos: usize,
+    chunk: usize,
+    stall: bool,
+    flip: bool,
+    fail_at_end: bool,
+}
+
+impl Chunked {
+    fn new(data: impl Into<Vec<u8>>, chunk: usize) -> Self {
+        Chunked {
+            data: data.into(),
+            pos: 0,
+            chunk,
+            stall: false,
+            flip: false,
+            fail_at_end: false,
+        }
+    }
+}
+
+impl AsyncRead for Chunked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if self.stall {
+            self.flip = !self.flip;
+            if self.flip {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+        let left = self.data.len() - self.pos;
+        if left == 0 && self.fail_at_end {
+            return Poll::Ready(Err(io::Error::other("boom")));
+        }
+        let n = left.min(self.chunk).min(buf.remaining());
+        let pos = self.pos;
+        buf.put_slice(&self.data[pos..pos + n]);
+        self.pos += n;
+        Poll::Ready(Ok(()))
+    }
+}
+
+async fn within<F: std::future::Future>(secs: u64, f: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(secs), f)
+        .await
+        .expect("timed out")
+}
+
+fn text(s: &str) -> RawItem {
+    RawItem::Text(s.as_bytes().to_vec())
+}
+
+#[test]
+fn lines_of_any_size_under_the_cap() {
+    let big = "x".repeat(100_000);
+    let input = format!("a\r\n{big}\n\n \nlast\r");
+    for chunk in [1, 7, 8192, 1 << 20] {
+        let (lines, cut) = read_raw(input.as_bytes(), &[chunk, 0], 200_000);
+        assert_eq!(
+            lines,
+            [text("a"), text(&big), text(""), text(" "), text("last")],
+            "chunk {chunk}"
+        );
+        assert!(cut);
+    }
+    let (lines, cut) = read_raw(b"one\n", &[3], 10);
+    assert_eq!((lines, cut), (vec![text("one")], false));
+    assert_eq!(read_raw(b"", &[3], 10), (vec![], false));
+}
+
+#[test]
+fn over_the_cap_is_one_report_with_length_and_head() {
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":17,\"result\":\"{}\"}}",
+        "y".repeat(5000)
+    );
+    let input = format!("ok1\n{long}\nok2\n{}", "z".repeat(3000));
+    for chunk in [3, 64, 8192] {
+        let (lines, cut) = read_raw(input.as_bytes(), &[chunk], 1000);
+        assert!(cut);
+        assert_eq!(lines.len(), 4, "chunk {chunk}");
+        assert_eq!(lines[0], text("ok1"));
+        let RawItem::TooLong { len, head } = &lines[1] else {
+            panic!("{:?}", lines[1])
+        };
+        assert_eq!(*len, long.len(), "chunk {chunk}");
+        assert_eq!(head.len(), HEAD_BYTES);
+        assert_eq!(id_from_head(head), Some(17.into()));
+        assert_eq!(lines[2], text("ok2"));
+        assert!(matches!(lines[3], RawItem::TooLong { len: 3000, .. }));
+    }
+}
+
+#[test]
+fn reads_ids_from_heads() {
+    assert_eq!(
+        id_from_head(br#"{"jsonrpc":"2.0","id":"a-1","result""#),
+        Some("a-1".into())
+    );
+    assert_eq!(id_from_head(br#"{"id" : -3,"#), Some((-3).into()));
+    assert_eq!(id_from_head(br#"{"result":{"#), None);
+}
+
+#[test]
+fn parsing_policies() {
+    assert!(matches!(parse_line::<Value>(b" \t\r"), Parsed::Blank));
+    assert!(matches!(parse_line::<Value>(b"[1]"), Parsed::Value(_)));
+    assert!(matches!(
+        parse_object::<Value>(b"[1]"),
+        Parsed::Invalid(None)
+    ));
+    assert!(matches!(
+        parse_object::<Value>(b"{\"a\":"),
+        Parsed::Invalid(Some(_))
+    ));
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Msg<'a> {
+        r#type: &'a str,
+    }
+    // Borrowed straight from the line.
+    let line = br#"{"type":"ok"}"#;
+    assert!(matches!(
+        parse_object::<Msg<'_>>(line),
+        Parsed::Value(Msg { r#type: "ok" })
+    ));
+    assert!(matches!(
+        parse_object::<Msg<'_>>(br#"{"type":1}"#),
+        Parsed::Mismatch(_)
+    ));
+    assert_eq!(preview("aé".as_bytes(), 2), "a…");
+    assert_eq!(preview(b"abc", 10), "abc");
+}
+
+#[tokio::test]
+async fn objects_skip_everything_else() {
+    let mut data = Vec::new();
+    data.extend_from_slice(b"\n\r\n   \n{\"a\":1}\r\n");
+    data.extend_from_slice(b"[SandboxDebug] something happened\n");
+    data.extend_from_slice(b"{\"bad\":\"\xff\xfe\"}\n\xc3\x28\xa0\xa1\n");
+    data.extend_from_slice(b"{\"truncated\": [1, 2,\n[1,2,3]\n42\n\"str\"\nnull\n");
+    data.extend_from_slice(b"  {\"b\":2}  \n{\"c\":3}");
+    for chunk in [1, 3, 1 << 20] {
+        let got = check_ndjson_reader(&data, &[chunk], 1 << 20);
+        assert_eq!(got.len(), 3, "chunk {chunk}");
+    }
+}
+
+#[tokio::test]
+async fn skipping_a_huge_line_does_not_buffer_it() {
+    let cap = 1024;
+    let data = format!(
+        "{{\"x\":1}}\n{{\"big\":\"{}\"}}\n{{\"y\":2}}\n",
+        "x".repeat(10 << 20)
+    );
+    let mut r = LineReader::new(Chunked::new(data, 64 << 10), cap);
+    let mut max_buf = 0;
+    let mut lines = 0;
+    while let Some(line) = within(10, r.next_line()).await.unwrap() {
+        if let Line::TooLong { len, .. } = line {
+            assert_eq!(len, 10 * 1024 * 1024 + 10);
+        }
+        lines += 1;
+        max_buf = max_buf.max(r.buffer_capacity());
+    }
+    assert_eq!(lines, 3);
+    assert!(max_buf <= 128 << 10, "buffer grew to {max_buf}");
+}
+
+#[tokio::test]
+async fn huge_lines_grow_the_buffer_once_and_it_shrinks_after() {
+    let n = 16 << 20;
+    let mut data = Vec::new();
+    for i in 0..3 {
+        data.extend_from_slice(format!("{{\"i\":{i},\"data\":\"").as_bytes());
+        data.resize(data.len() + n, b'z');
+        data.extend_from_slice(b"\"}\n");
+    }
+    for _ in 0..20 {
+        data.extend_from_slice(b"{\"type\":\"small\"}\n");
+    }
+    data.extend_from_slice(&vec![b' '; 1 << 20]);
+    data.extend_from_slice(b"{\"last\":1}\n");
+    let mut r = LineReader::new(Chunked::new(data, 64 << 10), 256 << 20);
+    let t = Instant::now();
+    let mut capacities = Vec::new();
+    for _ in 0..3 {
+        let Some(Line::Text(line)) = r.next_line().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(line.len(), n + 17);
+        capacities.push(r.buffer_capacity());
+    }
+    eprintln!(
+        "reader: three 16 MiB lines framed in {:.0} ms",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    // Grown for the first, kept for the next ones (no regrowth per line).
+    assert_eq!(capacities[0], capacities[2], "{capacities:?}");
+    for _ in 0..20 {
+        let Some(Line::Text(line)) = r.next_line().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(line, b"{\"type\":\"small\"}");
+    }
+    let Some(Line::Text(last)) = r.next_line().await.unwrap() else {
+        panic!()
+    };
+    assert!(last.ends_with(b"{\"last\":1}"));
+    assert!(
+        r.buffer_capacity() <= 8 << 20,
+        "buffer kept {}",
+        r.buffer_capacity()
+    );
+    assert!(r.next_line().await.unwrap().is_none());
+    assert_eq!(r.buffer_capacity(), 0, "freed at the end");
+}
+
+#[tokio::test]
+async fn cancellation_loses_nothing() {
+    let mut data = String::new();
+    let mut expected = Vec::new();
+    for i in 0..300 {
+        let v = json!({"i": i, "pad": "p".repeat((i * 37) % 900)});
+        data.push_str(&v.to_string());
+        data.push_str(if i % 3 == 0 { "\r\n" } else { "\n" });
+        expected.push(v);
+    }
+    let mut src = Chunked::new(data, 7);
+    src.stall = true;
+    let mut r = LineReader::new(src, 1 << 20);
+    let mut got = Vec::new();
+    let mut cancelled = 0;
+    loop {
+        // Poll once and drop the future: cancelled mid-line most times.
+        let value = match r.next_line().now_or_never() {
+            None => {
+                cancelled += 1;
+                continue;
+            }
+            Some(Ok(None)) => break,
+            Some(Ok(Some(Line::Text(line)))) => serde_json::from_slice::<Value>(line).unwrap(),
+            Some(other) => panic!("{other:?}"),
+        };
+        got.push(value);
+    }
+    assert!(cancelled > 100, "only {cancelled} cancellations");
+    assert_eq!(got, expected);
+}
+
+#[tokio::test]
+async fn a_read_error_is_returned_once_then_the_stream_ends() {
+    let mut src = Chunked::new("{\"a\":1}\n{\"partial\"", 4);
+    src.fail_at_end = true;
+    let mut r = LineReader::new(src, 1024);
+    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"a\":1}")));
+    assert!(r.next_line().await.is_err());
+    assert!(r.next_line().await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn many_small_lines() {
+    let line = br#"{"type":"assistant","message":{"id":"msg_1","content":[{"type":"text","text":"hello there"}]},"session_id":"abc"}"#;
+    let count = 200_000;
+    let mut data = Vec::with_capacity((line.len() + 1) * count);
+    for _ in 0..count {
+        data.extend_from_slice(line);
+        data.push(b'\n');
+    }
+    let mut r = LineReader::new(Chunked::new(data, 64 << 10), 1 << 20);
+    let t = Instant::now();
+    let mut n = 0;
+    while let Some(Line::Text(l)) = r.next_line().await.unwrap() {
+        let Parsed::Value(v) = parse_object::<Value>(l) else {
+            panic!()
+        };
+        assert_eq!(v["session_id"], "abc");
+        n += 1;
+    }
+    eprintln!(
+        "reader: {count} lines in {:.0} ms",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+    assert_eq!(n, count);
+}
+
+async fn read_all(mut rx: DuplexStream) -> Vec<u8> {
+    let mut out = Vec::new();
+    rx.read_to_end(&mut out).await.unwrap();
+    out
+}
+
+#[tokio::test]
+async fn frames_are_compact_lines() {
+    let (tx, rx) = tokio::io::duplex(1 << 16);
+    let w = LineWriter::new(tx);
+    let reader = tokio::spawn(read_all(rx));
+    w.send(&json!({"type": "user", "text": "two\nlines", "n": [1, 2]}))
+        .await
+        .unwrap();
+    w.send_raw(b"{\"raw\":1}\n").await.unwrap();
+    assert!(matches!(
+        w.send_raw(b"{\"a\":\n1}").await,
+        Err(SendError::Invalid(_))
+    ));
+    let bad: HashMap<(i32, i32), i32> = HashMap::from([((1, 2), 3)]);
+    assert!(matches!(w.send(&bad).await, Err(SendError::Serialize(_))));
+    w.send(&json!({"type": "keep_alive"})).await.unwrap();
+    w.close().await.unwrap();
+    let out = within(5, reader).await.unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "{\"type\":\"user\",\"text\":\"two\\nlines\",\"n\":[1,2]}\n{\"raw\":1}\n{\"type\":\"keep_alive\"}\n"
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_send_is_completed_by_the_next() {
+    let (tx, rx) = tokio::io::duplex(1024);
+    let w = LineWriter::new(tx);
+    let big = json!({"big": "b".repeat(100_000)});
+    // Nobody reads yet: the send blocks after 1 KiB and is cancelled.
+    let r = tokio::time::timeout(Duration::from_millis(50), w.send(&big)).await;
+    assert!(r.is_err(), "the send should have blocked");
+    let reader = tokio::spawn(read_all(rx));
+    w.send(&json!({"small": true})).await.unwrap();
+    w.close().await.unwrap();
+    let out = within(5, reader).await.unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.split_terminator('\n').collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(serde_json::from_str::<Value>(lines[0]).unwrap(), big);
+    assert_eq!(lines[1], "{\"small\":true}");
+}
+
+/// Counts the writes a pipe sees.
+struct Counting {
+    inner: DuplexStream,
+    writes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl tokio::io::AsyncWrite for Counting {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        if r.is_ready() {
+            self.writes
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_senders_never_interleave_and_share_writes() {
+    let (tx, rx) = tokio::io::duplex(1 << 20);
+    let writes = std::sync::Arc::default();
+    let w = LineWriter::new(Counting {
+        inner: tx,
+        writes: std::sync::Arc::clone(&writes),
+    });
+    let reader = tokio::spawn(read_all(rx));
+    let mut tasks = Vec::new();
+    for t in 0..16 {
+        let w = w.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..200 {
+                let pad = "x".repeat((t * 1000 + i * 13) % 3000);
+                w.send(&json!({"t": t, "i": i, "pad": pad})).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        within(20, t).await.unwrap();
+    }
+    w.close().await.unwrap();
+    let out = within(5, reader).await.unwrap();
+    let mut next = [0; 16];
+    for line in String::from_utf8(out).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let t = v["t"].as_u64().unwrap() as usize;
+        assert_eq!(v["i"], next[t], "one sender's frames stay in order");
+        next[t] += 1;
+    }
+    assert_eq!(next, [200; 16]);
+    let writes = writes.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!("writer: 3200 frames from 16 tasks in {writes} writes");
+    assert!(writes <= 3200, "{writes}");
+}
+
+#[tokio::test]
+async fn a_full_buffer_makes_senders_wait_and_try_send_refuse() {
+    let (tx, rx) = tokio::io::duplex(1024);
+    let w = LineWriter::with_limit(tx, 4096);
+    // Nobody reads: the first send writes 1 KiB and blocks holding the pipe.
+    let first = tokio::spawn({
+        let w = w.clone();
+        async move { w.send(&json!({"pad": "a".repeat(2000)})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut queued = 0;
+    while w.try_send(&json!({"pad": "b".repeat(1000)})).is_ok() {
+        queued += 1;
+        assert!(queued < 10);
+    }
+    assert!(matches!(
+        w.try_send(&json!({"refused": 1})),
+        Err(SendError::Full)
+    ));
+    let blocked = tokio::time::timeout(Duration::from_millis(50), w.send(&json!({"c": 1}))).await;
+    assert!(blocked.is_err(), "a sender waits while the buffer is full");
+    let reader = tokio::spawn(read_all(rx));
+    within(5, first).await.unwrap().unwrap();
+    w.send(&json!({"c": 2})).await.unwrap();
+    w.close().await.unwrap();
+    let out = within(5, reader).await.unwrap();
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1 + queued + 1);
+    assert_eq!(lines.last().unwrap(), &json!({"c": 2}));
+    assert!(
+        lines.iter().all(|l| l.get("refused").is_none()),
+        "a refused frame is gone"
+    );
+}
+
+#[tokio::test]
+async fn try_send_writes_in_the_background() {
+    let (tx, rx) = tokio::io::duplex(1 << 16);
+    let w = LineWriter::new(tx);
+    let reader = tokio::spawn(read_all(rx));
+    for i in 0..10 {
+        w.try_send(&json!({"i": i})).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    w.close().await.unwrap();
+    let out = within(5, reader).await.unwrap();
+    assert_eq!(String::from_utf8(out).unwrap().lines().count(), 10);
+}
+
+#[tokio::test]
+async fn close_is_idempotent_and_later_sends_fail() {
+    let (tx, _rx) = tokio::io::duplex(1024);
+    let w = LineWriter::new(tx);
+    assert!(!w.is_closed());
+    w.close().await.unwrap();
+    w.close().await.unwrap();
+    assert!(w.is_closed());
+    assert!(matches!(w.send(&json!({})).await, Err(SendError::Closed)));
+    assert!(matches!(w.try_send(&json!({})), Err(SendError::Closed)));
+}
+
+#[tokio::test]
+async fn a_vanished_reader_is_an_io_error_then_closed() {
+    let (tx, rx) = tokio::io::duplex(1024);
+    drop(rx);
+    let w = LineWriter::new(tx);
+    match w.send(&json!({"a": 1})).await {
+        Err(SendError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe),
+        other => panic!("{other:?}"),
+    }
+    assert!(w.is_closed());
+    assert!(matches!(
+        w.send(&json!({"a": 2})).await,
+        Err(SendError::Closed)
+    ));
+}
+
+mod properties {
+    //! The reader under random chunking (with cancelled reads), random
+    //! garbage between the messages and a random line cap, checked against
+    //! the line-by-line model of [`super::super::fuzz`] (the one the fuzz
+    //! target `ndjson_reader` uses) and against what each generated line
+    //! is known to be.
+
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use super::super::fuzz::{ReaderItem, check_ndjson_reader};
+
+    /// A line's bytes (no `\n`) and what it is, if it fits under the cap.
+    #[derive(Debug, Clone)]
+    struct Line {
+        bytes: Vec<u8>,
+        object: Option<Value>,
+    }
+
+    fn object_line() -> impl Strategy<Value = Line> {
+        (
+            any::<u32>(),
+            "[a-zé\"\\\\/ \t]{0,80}",
+            0usize..400,
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(n, s, pad, spaces, crlf)| {
+                let v = json!({"type": "assistant", "n": n, "s": s, "pad": "p".repeat(pad)});
+                let mut bytes = Vec::new();
+                if spaces {
+                    bytes.extend_from_slice(b" \t ");
+                }
+                bytes.extend_from_slice(v.to_string().as_bytes());
+                if crlf {
+                    bytes.push(b'\r');
+                }
+                Line {
+                    bytes,
+                    object: Some(v),
+                }
+            })
+    }
+
+    /// Bytes that are never a JSON object line: they start with something
+    /// other than `{` (after whitespace), or with `{` and a raw control
+    /// character.
+    fn garbage_line() -> impl Strategy<Value = Line> {
+        let prefix = prop_oneof![
+            Just(b"[SandboxDebug] ".to_vec()),
+            Just(b"[1,2]".to_vec()),
+            Just(b"42".to_vec()),
+            Just(b"\"str\"".to_vec()),
+            Just(b"null".to_vec()),
+            Just(b"\xff\xfe".to_vec()),
+            Just(b"{\x01".to_vec()),
+            Just(b"  {\"truncated\": [1, \x02".to_vec()),
+            Just(b"\x1b[31mred".to_vec()),
+        ];
+        let tail = prop::collection::vec(
+            any::<u8>().prop_filter("no newline", |b| *b != b'\n'),
+            0..120,
+        );
+        (prefix, tail).prop_map(|(mut bytes, tail)| {
+            bytes.extend(tail);
+            Line {
+                bytes,
+                object: None,
+            }
+        })
+    }
+
+    fn blank_line() -> impl Strategy<Value = Line> {
+        prop_oneof![Just(""), Just("\r"), Just("   "), Just("\t \r")].prop_map(|s| Line {
+            bytes: s.as_bytes().to_vec(),
+            object: None,
+        })
+    }
+
+    fn any_line() -> impl Strategy<Value = Line> {
+        prop_oneof![
+            4 => object_line(),
+            3 => garbage_line(),
+            1 => blank_line(),
+        ]
+    }
+
+    /// Read sizes; a 0 is a pending read that drops the `next_line` future.
+    fn chunks() -> impl Strategy<Value = Vec<usize>> {
+        prop::collection::vec(
+            prop_oneof![Just(0usize), 1usize..8, 1usize..600, Just(1 << 20)],
+            0..12,
+        )
+    }
+
+    /// What the reader must yield: one `TooLong` per line over the cap, the
+    /// object of every object line under it, nothing for anything else.
+    fn expected(lines: &[Line], cap: usize) -> Vec<ReaderItem> {
+        lines
+            .iter()
+            .filter_map(|l| {
+                if l.bytes.len() > cap {
+                    Some(ReaderItem::TooLong)
+                } else {
+                    l.object.clone().map(ReaderItem::Object)
+                }
+            })
+            .collect()
+    }
+
+    fn join(lines: &[Line], final_newline: bool) -> Vec<u8> {
+        let mut data = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            data.extend_from_slice(&l.bytes);
+            if i + 1 < lines.len() || final_newline {
+                data.push(b'\n');
+            }
+        }
+        data
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn garbage_cap_and_chunking_never_lose_or_invent_a_message(
+            lines in prop::collection::vec(any_line(), 0..40),
+            cap in prop_oneof![0usize..64, 64usize..700, Just(1 << 20)],
+            chunks in chunks(),
+            final_newline in any::<bool>(),
+        ) {
+            let data = join(&lines, final_newline);
+            let got = check_ndjson_reader(&data, &chunks, cap);
+            prop_assert_eq!(got, expected(&lines, cap));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(6))]
+
+        /// Lines around the reader's buffer size, so it grows, moves the
+        /// pending line to the front and skips over-long lines across reads.
+        #[test]
+        fn lines_larger_than_the_read_buffer(
+            sizes in prop::collection::vec(0usize..600_000, 1..5),
+            cap in 200_000usize..500_000,
+            chunk in prop_oneof![1000usize..70_000, Just(1 << 20)],
+        ) {
+            let lines: Vec<Line> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| {
+                    let v = json!({"i": i, "data": "z".repeat(n)});
+                    Line { bytes: v.to_string().into_bytes(), object: Some(v) }
+                })
+                .collect();
+            let data = join(&lines, true);
+            let got = check_ndjson_reader(&data, &[chunk, 0], cap);
+            prop_assert_eq!(got, expected(&lines, cap));
+        }
+    }
+
+    #[test]
+    fn an_over_long_line_is_one_error_and_the_next_line_arrives() {
+        let data = b"{\"a\":1}\n{\"long\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}\n{\"b\":2}\n";
+        for chunk in [1, 2, 3, 7, 64] {
+            let got = check_ndjson_reader(data, &[chunk, 0], 16);
+            assert_eq!(
+                got,
+                [
+                    ReaderItem::Object(json!({"a": 1})),
+                    ReaderItem::TooLong,
+                    ReaderItem::Object(json!({"b": 2})),
+                ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    /// Lines serde_json refuses though they look like objects (a number out
+    /// of range, nesting past its recursion limit) are skipped like other
+    /// non-JSON.
+    #[test]
+    fn unparsable_objects_are_skipped_and_the_stream_goes_on() {
+        let deep = format!("{}{}", "{\"a\":[".repeat(200), "]}".repeat(200));
+        let data = format!("{{\"n\":1e999}}\n{deep}\n{{\"ok\":true}}\n");
+        for chunk in [1, 9, 4096] {
+            let got = check_ndjson_reader(data.as_bytes(), &[chunk], 1 << 20);
+            assert_eq!(
+                got,
+                [ReaderItem::Object(json!({"ok": true}))],
+                "chunk {chunk}"
+            );
+        }
+    }
+}

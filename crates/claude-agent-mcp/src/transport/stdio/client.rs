@@ -1,0 +1,236 @@
+//! The client end of stdio: a server process spoken to over its stdin and
+//! stdout.
+
+use std::fmt;
+use std::pin::pin;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+use tokio::process::{ChildStdin, ChildStdout};
+
+use super::StdioOptions;
+use crate::client::{ClientError, Inbox, SendOptions, Transport};
+use crate::transport::lines::{Line, LineReader, LineWriter, Parsed, SendError, id_from_head};
+use crate::transport::lines::{parse_line, preview};
+use crate::transport::process::{self, DRAIN_AFTER_EXIT, Process, ProcessGroup, ProcessWatch};
+
+/// How long, after stdout ended, the reader waits for the exit status and
+/// the last stderr lines to explain why (only a server that closes stdout
+/// and goes on running waits it out).
+const EXPLAIN_WAIT: Duration = Duration::from_millis(500);
+
+/// How many stderr lines explain an exit.
+const EXPLAIN_LINES: usize = 8;
+
+/// A server process spoken to over its stdin and stdout (NDJSON).
+///
+/// The child runs in its own process group, under the one
+/// [orphan policy](crate::transport::process#the-orphan-policy):
+/// [`close`](Transport::close) shuts it down gracefully (close stdin, wait;
+/// SIGTERM the group, wait; SIGKILL); dropping the transport kills the
+/// group at once (synchronously). The child is reaped as soon as it exits,
+/// whatever the client is doing, and what it left in its group is ended
+/// then. If it dies, waiting requests fail at once with
+/// [`ClientError::Closed`] saying how it exited (and what its stderr last
+/// said), and so does every later request. stderr is drained to `tracing`
+/// and to an optional callback. Non-JSON stdout lines (invalid UTF-8
+/// included) are skipped with a warning.
+///
+/// Messages are written by the sending task itself (several concurrent
+/// requests share one `write`), and parsed straight from the read buffer;
+/// at most [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
+/// wait for a server that does not read, after which sends wait.
+pub struct StdioTransport {
+    options: StdioOptions,
+    group: ProcessGroup,
+    reader: Mutex<Option<LineReader<ChildStdout>>>,
+    writer: LineWriter<ChildStdin>,
+}
+
+impl StdioTransport {
+    /// Starts the process. Needs a Tokio runtime.
+    pub fn spawn(options: StdioOptions) -> Result<Self, ClientError> {
+        let Process {
+            reader,
+            writer,
+            group,
+        } = process::spawn(&options).map_err(|e| {
+            ClientError::Transport(format!(
+                "could not start MCP server {:?}: {e}",
+                options.program
+            ))
+        })?;
+        Ok(Self {
+            options,
+            group,
+            reader: Mutex::new(Some(reader)),
+            writer,
+        })
+    }
+
+    /// The child's process id (also its process group id).
+    pub fn pid(&self) -> u32 {
+        self.group.pid()
+    }
+}
+
+impl fmt::Debug for StdioTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioTransport")
+            .field("program", &self.options.program)
+            .field("pid", &self.group.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+fn send_error(e: SendError) -> ClientError {
+    match e {
+        SendError::Serialize(e) => {
+            ClientError::transport(format!("could not serialize a message: {e}"))
+        }
+        SendError::Io(e) => ClientError::Closed(format!("writing to the MCP server failed: {e}")),
+        _ => ClientError::Closed("the MCP server's stdin is closed".into()),
+    }
+}
+
+impl Transport for StdioTransport {
+    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
+        let reader = self
+            .reader
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .ok_or_else(|| ClientError::transport("the stdio transport was already started"))?;
+        tokio::spawn(read_stdout(reader, inbox, self.group.watch()));
+        Ok(())
+    }
+
+    fn send(
+        &self,
+        message: Value,
+        _options: SendOptions,
+    ) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move { self.writer.send(&message).await.map_err(send_error) })
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            self.group.shutdown(self.options.shutdown).await;
+            Ok(())
+        })
+    }
+
+    fn is_alive(&self) -> bool {
+        !self.writer.is_closed() && self.group.is_running()
+    }
+}
+
+/// Why stdout reading stopped.
+enum End {
+    Eof,
+    HeldOpen,
+    Failed(std::io::Error),
+}
+
+/// Delivers each JSON line of stdout until it ends (or the server exited
+/// and the pipe stays open past [`DRAIN_AFTER_EXIT`]), then says the
+/// transport closed, and why.
+async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: ProcessWatch) {
+    let max = lines.max_line_bytes();
+    let mut gone = pin!(async {
+        child.wait().await;
+        tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+    });
+    let mut unparsed_at_end = None;
+    let end = loop {
+        let line = tokio::select! {
+            line = lines.next_line() => line,
+            () = &mut gone => break End::HeldOpen,
+        };
+        match line {
+            Ok(Some(Line::Text(line))) => {
+                let error = match parse_line::<Value>(line) {
+                    Parsed::Blank => continue,
+                    Parsed::Value(message) => {
+                        inbox.deliver(message);
+                        continue;
+                    }
+                    Parsed::Invalid(e) => {
+                        e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string())
+                    }
+                    Parsed::Mismatch(e) => e.to_string(),
+                };
+                let len = line.len();
+                tracing::warn!(
+                    error = %error,
+                    line = %preview(line, 200),
+                    "MCP stdio: skipping a line that is not JSON"
+                );
+                if lines.ended_mid_line() {
+                    unparsed_at_end = Some(len);
+                }
+            }
+            Ok(Some(Line::TooLong { len, head })) => {
+                let message = format!(
+                    "MCP stdio: a message of {len} bytes exceeds the line cap of {max} bytes and was skipped"
+                );
+                tracing::error!("{message}");
+                if let Some(id) = id_from_head(head) {
+                    inbox.fail(id, ClientError::InvalidResponse(message));
+                }
+            }
+            Ok(None) => break End::Eof,
+            Err(e) => break End::Failed(e),
+        }
+    };
+    drop(lines);
+    inbox.closed(explain(end, &child, unparsed_at_end).await);
+}
+
+/// Says how the server ended: its exit status and its last stderr lines,
+/// if they come soon.
+async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>) -> String {
+    let _ = tokio::time::timeout(EXPLAIN_WAIT, async {
+        child.stderr_finished(EXPLAIN_WAIT).await;
+        child.wait().await;
+    })
+    .await;
+    let exited = child.try_exit_status().map(|status| {
+        if status.code().is_none()
+            && std::os::unix::process::ExitStatusExt::signal(&status).is_none()
+        {
+            "the MCP server exited".to_owned()
+        } else {
+            format!("the MCP server exited ({status})")
+        }
+    });
+    let mut reason = match (end, exited) {
+        (End::Eof, Some(exited)) => exited,
+        (End::Eof, None) => "the MCP server closed its stdout".to_owned(),
+        (End::HeldOpen, exited) => format!(
+            "{}, but a process it left behind holds its stdout open",
+            exited.as_deref().unwrap_or("the MCP server exited")
+        ),
+        (End::Failed(e), exited) => {
+            let mut r = format!("reading from the MCP server failed: {e}");
+            if let Some(exited) = exited {
+                r = format!("{r}; {exited}");
+            }
+            r
+        }
+    };
+    if let Some(len) = unparsed_at_end {
+        reason.push_str(&format!(
+            "; its last message was cut off ({len} bytes with no line end, not JSON)"
+        ));
+    }
+    let tail = child.stderr_tail();
+    let lines: Vec<&str> = tail.lines().rev().take(EXPLAIN_LINES).collect();
+    if !lines.is_empty() {
+        let lines: Vec<&str> = lines.into_iter().rev().collect();
+        reason.push_str(&format!("; its stderr ended with: {}", lines.join(" | ")));
+    }
+    reason
+}

@@ -1,0 +1,121 @@
+//! The reader and writer adapters over in-memory streams: the CLI's policy
+//! (objects only, `Protocol` for a shape that does not fit, `LineTooLong`,
+//! one `Io` error) and the writer's errors in this crate's terms.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+use super::support::within;
+use crate::error::Error;
+use crate::transport::{LineReader, LineWriter};
+
+async fn collect(data: &[u8], max: usize) -> Vec<Result<Value, String>> {
+    let mut r = LineReader::new(data, max);
+    let mut out = Vec::new();
+    while let Some(item) = within(10, r.next_line()).await {
+        out.push(item.map_err(|e| e.to_string()));
+    }
+    assert!(r.next_line().await.is_none(), "stays at the end");
+    out
+}
+
+#[tokio::test]
+async fn yields_objects_and_skips_everything_else() {
+    let mut data = Vec::new();
+    data.extend_from_slice(b"\n\r\n   \n{\"a\":1}\r\n[SandboxDebug] hi\n");
+    data.extend_from_slice(b"{\"bad\":\"\xff\xfe\"}\n{\"truncated\": [1,\n[1,2]\n42\nnull\n");
+    data.extend_from_slice(b"  {\"b\":2}  \n{\"c\":3}"); // no final newline
+    assert_eq!(
+        collect(&data, 1 << 20).await,
+        vec![Ok(json!({"a":1})), Ok(json!({"b":2})), Ok(json!({"c":3}))]
+    );
+}
+
+#[tokio::test]
+async fn over_long_lines_are_one_error_each_and_reading_resumes() {
+    let data = format!(
+        "{{\"x\":1}}\n{{\"big\":\"{}\"}}\n{{\"y\":2}}\n{}",
+        "x".repeat(5000),
+        "q".repeat(2000)
+    );
+    let got = collect(data.as_bytes(), 1024).await;
+    assert_eq!(got.len(), 4);
+    assert_eq!(got[0], Ok(json!({"x":1})));
+    assert_eq!(got[2], Ok(json!({"y":2})));
+    let too_long = Error::LineTooLong { limit: 1024 }.to_string();
+    assert_eq!(got[1], Err(too_long.clone()));
+    assert_eq!(got[3], Err(too_long));
+}
+
+#[tokio::test]
+async fn wrong_shape_is_a_protocol_error_and_the_stream_goes_on() {
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Msg {
+        r#type: String,
+    }
+    let data = "{\"type\":1}\nnot json\n{\"type\":\"ok\"}\n";
+    let mut r = LineReader::new(data.as_bytes(), 1024);
+    match r.next_json::<Msg>().await {
+        Some(Err(Error::Protocol { line, .. })) => assert_eq!(line, "{\"type\":1}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        r.next_json::<Msg>().await.unwrap().unwrap(),
+        Msg {
+            r#type: "ok".into()
+        }
+    );
+    assert!(r.next_json::<Msg>().await.is_none());
+}
+
+#[tokio::test]
+async fn a_read_error_is_returned_once_then_the_stream_ends() {
+    let failing = tokio_test_reader();
+    let mut r = LineReader::new(failing, 1024);
+    assert_eq!(r.next_line().await.unwrap().unwrap(), json!({"a":1}));
+    assert!(matches!(r.next_line().await, Some(Err(Error::Io(_)))));
+    assert!(r.next_line().await.is_none());
+}
+
+/// `{"a":1}` and half a line, then a read error.
+fn tokio_test_reader() -> impl tokio::io::AsyncRead + Unpin {
+    AsyncReadExt::chain(&b"{\"a\":1}\n{\"partial\""[..], Failing)
+}
+
+struct Failing;
+
+impl tokio::io::AsyncRead for Failing {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        _: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Err(std::io::Error::other("boom")))
+    }
+}
+
+#[tokio::test]
+async fn writer_errors_in_this_crates_terms() {
+    let (tx, mut rx) = tokio::io::duplex(1 << 16);
+    let w = LineWriter::new(tx);
+    let bad: HashMap<(i32, i32), i32> = HashMap::from([((1, 2), 3)]);
+    assert!(matches!(w.send(&bad).await, Err(Error::Json(_))));
+    w.send(&json!({"ok": 1})).await.unwrap();
+    w.clone().close().await.unwrap();
+    assert!(w.is_closed());
+    assert!(matches!(w.send(&json!({})).await, Err(Error::Closed)));
+    let mut out = Vec::new();
+    rx.read_to_end(&mut out).await.unwrap();
+    assert_eq!(out, b"{\"ok\":1}\n");
+
+    let (tx, rx) = tokio::io::duplex(1024);
+    drop(rx);
+    let w = LineWriter::new(tx);
+    match w.send(&json!({"a": 1})).await {
+        Err(Error::Io(e)) => assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(w.send(&json!({"a": 2})).await, Err(Error::Closed)));
+}
