@@ -57,38 +57,43 @@ fn run_inline_or_spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
 /// Computes the answer to one request and writes it, unless the request
 /// is withdrawn first.
 async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
-    let token = CancellationToken::new();
-    let outcome = {
-        let mut work = pin!(AssertUnwindSafe(answer(&conn, request, token.clone())).catch_unwind());
-        let mut withdrawn = pin!(token.cancelled());
-        let mut in_flight = false;
-        poll_fn(|cx| {
-            if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
-                return Poll::Ready(Some(outcome));
-            }
-            if !in_flight {
+    // Callbacks get the withdrawal token up front; an MCP message needs one
+    // only if it is still running after its first poll.
+    let mut token = match &request {
+        CliRequest::McpMessage(_) => None,
+        _ => Some(CancellationToken::new()),
+    };
+    let mut work = pin!(AssertUnwindSafe(answer(&conn, request, token.clone())).catch_unwind());
+    let mut withdrawn = None;
+    let outcome = poll_fn(|cx| {
+        if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(outcome));
+        }
+        let withdrawn = match &mut withdrawn {
+            Some(withdrawn) => withdrawn,
+            None => {
                 // Not done at once: from now on it can be withdrawn.
-                in_flight = true;
+                let token = token.get_or_insert_with(CancellationToken::new);
                 if conn
                     .requests
                     .register_theirs(id.clone(), token.clone())
                     .is_err()
                 {
-                    // The session has ended (or the CLI reused an id still
-                    // in flight): nobody reads this answer.
+                    // The session has ended (or the CLI reused an id
+                    // still in flight): nobody reads this answer.
                     return Poll::Ready(None);
                 }
+                withdrawn.insert(Box::pin(token.clone().cancelled_owned()))
             }
-            withdrawn.as_mut().poll(cx).map(|()| None)
-        })
-        .await
-        .map(|outcome| (outcome, in_flight))
-    };
-    let Some((outcome, in_flight)) = outcome else {
+        };
+        withdrawn.as_mut().poll(cx).map(|()| None)
+    })
+    .await;
+    let Some(outcome) = outcome else {
         return;
     };
     // Withdrawn meanwhile? Then no answer is expected.
-    if in_flight && conn.requests.complete_theirs(&id).is_none() {
+    if withdrawn.is_some() && conn.requests.complete_theirs(&id).is_none() {
         return;
     }
     let response = match outcome {
@@ -109,8 +114,10 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
 async fn answer(
     conn: &Connection,
     request: CliRequest,
-    cancel: CancellationToken,
+    cancel: Option<CancellationToken>,
 ) -> Result<Value, String> {
+    // Callbacks always get the request's token (see `serve`).
+    let cancel = || cancel.clone().unwrap_or_default();
     match request {
         CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message).await),
         CliRequest::CanUseTool(req) => {
@@ -122,7 +129,7 @@ async fn answer(
                 suggestions: req.permission_suggestions.clone().unwrap_or_default(),
                 blocked_path: req.blocked_path.clone(),
                 decision_reason: req.decision_reason.clone(),
-                cancellation: cancel,
+                cancellation: cancel(),
                 raw: req.to_value(),
             };
             let result = callback(req.tool_name, req.input.clone(), ctx).await;
@@ -134,7 +141,7 @@ async fn answer(
             };
             let ctx = HookContext {
                 tool_use_id: req.tool_use_id,
-                cancellation: cancel,
+                cancellation: cancel(),
             };
             let output = callback(HookInput::from_value(req.input), ctx).await;
             serde_json::to_value(output).map_err(|e| e.to_string())
