@@ -278,3 +278,18 @@ impl Drop for Loan<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One task can read while another interrupts: the client is shared
+    /// (`Send + Sync`), and its streams move between tasks without pinning.
+    #[test]
+    fn the_client_is_shareable_and_its_streams_are_unpin() {
+        fn shareable<T: Send + Sync>() {}
+        fn movable_unpin<T: Send + Unpin>() {}
+        shareable::<Client>();
+        movable_unpin::<MessageStream<'static>>();
+    }
+}
