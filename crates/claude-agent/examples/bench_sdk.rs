@@ -76,7 +76,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mut failed = None;
     let query_ns = now_ns();
     let mut first_message_ns = 0;
-    let mut stream = std::pin::pin!(query("Run the benchmark.", options));
+    let mut stream = query("Run the benchmark.", options);
     while let Some(message) = stream.next().await {
         if first_message_ns == 0 {
             first_message_ns = now_ns();

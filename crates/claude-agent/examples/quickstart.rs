@@ -69,7 +69,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("> {PROMPT}\n");
     let started = Instant::now();
     let mut first_message = None;
-    let mut stream = std::pin::pin!(query(PROMPT, options));
+    let mut stream = query(PROMPT, options);
     while let Some(message) = stream.next().await {
         let message = message?;
         first_message.get_or_insert_with(|| started.elapsed());

@@ -1,5 +1,6 @@
 //! User callbacks the CLI calls back into: permissions and hooks.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,7 +9,10 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::{HookInput, HookOutput, PermissionResult, PermissionUpdate};
+use crate::protocol::{
+    HookEvent, HookInput, HookMatcherConfig, HookOutput, InitializeRequest, PermissionResult,
+    PermissionUpdate,
+};
 
 pub(crate) type CanUseToolFn = Arc<
     dyn Fn(String, Value, PermissionContext) -> BoxFuture<'static, PermissionResult> + Send + Sync,
@@ -103,5 +107,88 @@ impl HookMatcher {
     pub(crate) fn with_callback(mut self, callback: HookFn) -> Self {
         self.callbacks.push(callback);
         self
+    }
+}
+
+/// The callbacks of one session: the permission callback, and the hook
+/// callbacks by the id the CLI sends back in `hook_callback`.
+#[derive(Default)]
+pub(crate) struct Callbacks {
+    pub(crate) can_use_tool: Option<CanUseToolFn>,
+    hooks: HashMap<String, HookFn>,
+}
+
+impl Callbacks {
+    /// Gives every hook callback an id (`hook_0`, `hook_1`, …) and adds its
+    /// matcher to `init`, the `initialize` request that tells the CLI which
+    /// ids to call for which events.
+    pub(crate) fn register(
+        can_use_tool: Option<CanUseToolFn>,
+        hooks: &[(HookEvent, HookMatcher)],
+        mut init: InitializeRequest,
+    ) -> (Self, InitializeRequest) {
+        let mut registry = HashMap::new();
+        for (event, matcher) in hooks {
+            let mut ids = Vec::with_capacity(matcher.callbacks.len());
+            for callback in &matcher.callbacks {
+                let id = format!("hook_{}", registry.len());
+                registry.insert(id.clone(), callback.clone());
+                ids.push(id);
+            }
+            let mut config = HookMatcherConfig::new(matcher.matcher.clone(), ids);
+            if let Some(t) = matcher.timeout {
+                config = config.with_timeout(t.as_secs_f64().ceil() as u64);
+            }
+            init = init.with_hook(event.clone(), config);
+        }
+        let callbacks = Self {
+            can_use_tool,
+            hooks: registry,
+        };
+        (callbacks, init)
+    }
+
+    /// The hook callback registered under `id`.
+    pub(crate) fn hook(&self, id: &str) -> Option<&HookFn> {
+        self.hooks.get(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hooks_get_ids_in_order_and_land_in_initialize() {
+        let hook = || boxed_hook(|_input, _ctx| async { HookOutput::default() });
+        let hooks = vec![
+            (
+                HookEvent::PreToolUse,
+                HookMatcher::new(Some("Bash"))
+                    .timeout(Duration::from_millis(1500))
+                    .with_callback(hook())
+                    .with_callback(hook()),
+            ),
+            (
+                HookEvent::Stop,
+                HookMatcher::new(None).with_callback(hook()),
+            ),
+        ];
+        let (callbacks, init) = Callbacks::register(None, &hooks, InitializeRequest::new());
+        assert!(callbacks.hook("hook_2").is_some());
+        assert!(callbacks.hook("hook_3").is_none());
+        assert_eq!(
+            init.to_value(),
+            json!({"subtype": "initialize", "hooks": {
+                "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"], "timeout": 2}],
+                "Stop": [{"matcher": null, "hookCallbackIds": ["hook_2"]}],
+            }})
+        );
+        let (_, none) = Callbacks::register(None, &[], InitializeRequest::new());
+        assert_eq!(
+            none.to_value(),
+            json!({"subtype": "initialize", "hooks": null})
+        );
     }
 }

@@ -2,46 +2,30 @@
 
 use std::collections::BTreeMap;
 
-use futures::stream::Stream;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::mcp::Server;
 use crate::message::Message;
 use crate::options::Options;
 use crate::protocol::{
     InitializeResponse, InterruptResponse, McpServerConfig, McpSetServersResponse,
-    McpStatusResponse, PermissionMode, SetPermissionModeResponse,
+    McpStatusResponse, PermissionMode, SdkRequest, SetModelResponse, SetPermissionModeResponse,
 };
-use crate::query::{Prompt, user_message};
+use crate::query::PromptInput;
 use crate::session::Session;
-
-/// An MCP server for [`Client::set_mcp_servers`]: in process, or run by the CLI.
-#[derive(Clone)]
-#[non_exhaustive]
-pub enum McpServerSpec {
-    /// An in-process server, served through this client.
-    InProcess(Server),
-    /// A server the CLI runs itself.
-    External(McpServerConfig),
-}
-
-impl From<Server> for McpServerSpec {
-    fn from(server: Server) -> Self {
-        Self::InProcess(server)
-    }
-}
-
-impl From<McpServerConfig> for McpServerSpec {
-    fn from(config: McpServerConfig) -> Self {
-        Self::External(config)
-    }
-}
+use crate::session::queue::Inbox;
+use crate::stream::{MessageStream, ends_stream};
 
 /// A multi-turn conversation with the CLI.
 ///
-/// Every method takes `&self`, so one task can stream a response while
-/// another interrupts it. In-process tools stay available across turns.
+/// Every method takes `&self`, so one task can read a response while
+/// another interrupts it or changes the model. Messages go to one stream at
+/// a time: while a [`receive_messages`](Self::receive_messages) or
+/// [`receive_response`](Self::receive_response) stream is alive, another
+/// one yields [`Error::AlreadyReceiving`]. Messages the CLI writes while no
+/// stream reads are kept (up to [`Options::max_buffered_bytes`]); control
+/// requests and tool calls are served meanwhile. In-process tools stay
+/// available across turns.
 ///
 /// ```no_run
 /// use claude_agent::{Client, Options};
@@ -50,7 +34,7 @@ impl From<McpServerConfig> for McpServerSpec {
 /// # async fn run() -> claude_agent::Result<()> {
 /// let client = Client::connect(Options::new()).await?;
 /// client.query("Remember the number 7.").await?;
-/// let mut reply = std::pin::pin!(client.receive_response());
+/// let mut reply = client.receive_response();
 /// while let Some(message) = reply.next().await {
 ///     println!("{:?}", message?);
 /// }
@@ -66,7 +50,7 @@ pub struct Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("open_turns", &self.session.open_turns())
+            .field("open_turns", &self.session.conn.open_turns())
             .finish_non_exhaustive()
     }
 }
@@ -76,7 +60,6 @@ impl Client {
     pub async fn connect(options: Options) -> Result<Self> {
         let session = Session::spawn(&options).await?;
         let init = session.initialize().await?;
-        let init = serde_json::from_value(init)?;
         Ok(Self { session, init })
     }
 
@@ -86,17 +69,17 @@ impl Client {
     }
 
     /// Sends a prompt; read the answer with [`receive_response`](Self::receive_response).
-    /// A prompt sent while a turn runs is queued by the CLI. Fails with
-    /// [`Error::CliExited`] once the CLI has exited on its own, and with
+    /// A prompt sent while a turn runs is queued by the CLI. Waits while the
+    /// CLI does not read its input (nothing is buffered on the way). Fails
+    /// with [`Error::CliExited`] once the CLI has exited on its own, and with
     /// [`Error::Closed`] after [`disconnect`](Self::disconnect).
-    pub async fn query(&self, prompt: impl Into<Prompt>) -> Result<()> {
+    pub async fn query(&self, prompt: impl Into<PromptInput>) -> Result<()> {
         match prompt.into() {
-            Prompt::Text(text) => self.session.send_user(user_message(text)),
-            Prompt::Blocks(blocks) => self.session.send_user(user_message(blocks)),
-            Prompt::Stream(mut messages) => {
+            PromptInput::Message(message) => self.session.conn.send_user(&message).await,
+            PromptInput::Stream(mut messages) => {
                 use futures::StreamExt;
                 while let Some(message) = messages.next().await {
-                    self.session.send_user(message)?;
+                    self.session.conn.send_user(&message).await?;
                 }
                 Ok(())
             }
@@ -104,25 +87,58 @@ impl Client {
     }
 
     /// Every message from the CLI, until it ends.
-    pub fn receive_messages(&self) -> impl Stream<Item = Result<Message>> + '_ {
-        futures::stream::unfold(self, |client| async move {
-            client.session.next_message().await.map(|m| (m, client))
-        })
+    pub fn receive_messages(&self) -> MessageStream<'_> {
+        self.messages(false)
     }
 
-    /// Messages up to and including the next [`Message::Result`].
-    pub fn receive_response(&self) -> impl Stream<Item = Result<Message>> + '_ {
-        futures::stream::unfold(Some(self), |client| async move {
-            let client = client?;
-            let message = client.session.next_message().await?;
-            let done = matches!(&message, Ok(m) if m.is_result()) || is_fatal(&message);
-            Some((message, if done { None } else { Some(client) }))
-        })
+    /// Messages up to and including the next [`Message::Result`] (or an
+    /// error that ends the session).
+    pub fn receive_response(&self) -> MessageStream<'_> {
+        self.messages(true)
+    }
+
+    fn messages(&self, until_result: bool) -> MessageStream<'_> {
+        enum State<'a> {
+            Busy,
+            Reading(Loan<'a>),
+            Done,
+        }
+        let state = match self.session.take_inbox() {
+            Some(inbox) => State::Reading(Loan {
+                session: &self.session,
+                inbox: Some(inbox),
+            }),
+            None => State::Busy,
+        };
+        MessageStream::new(futures::stream::unfold(state, move |state| async move {
+            match state {
+                State::Busy => Some((Err(Error::AlreadyReceiving), State::Done)),
+                State::Reading(mut loan) => {
+                    let item = loan.next().await?;
+                    let done = match &item {
+                        Ok(message) => until_result && message.is_result(),
+                        Err(e) => ends_stream(e),
+                    };
+                    Some((
+                        item,
+                        if done {
+                            State::Done
+                        } else {
+                            State::Reading(loan)
+                        },
+                    ))
+                }
+                State::Done => None,
+            }
+        }))
     }
 
     /// Stops the current turn. The CLI answers with the prompts still queued.
     pub async fn interrupt(&self) -> Result<InterruptResponse> {
-        self.typed("interrupt", Map::new()).await
+        self.session
+            .conn
+            .request_typed(SdkRequest::interrupt())
+            .await
     }
 
     /// Changes the permission mode for the rest of the session. Returns the
@@ -133,109 +149,147 @@ impl Client {
         &self,
         mode: PermissionMode,
     ) -> Result<Option<PermissionMode>> {
-        let mut p = Map::new();
-        p.insert("mode".into(), Value::String(mode.as_str().to_owned()));
-        let r: SetPermissionModeResponse = self.typed("set_permission_mode", p).await?;
+        let r: SetPermissionModeResponse = self
+            .session
+            .conn
+            .request_typed(SdkRequest::set_permission_mode(mode))
+            .await?;
         Ok(r.mode)
     }
 
     /// Changes the model; `None` goes back to the CLI's default model (not
     /// the one the session started with). Returns the model now in use.
     pub async fn set_model(&self, model: Option<&str>) -> Result<Option<String>> {
-        let mut p = Map::new();
-        p.insert("model".into(), model.map_or(Value::Null, |m| json!(m)));
-        let r = self.session.shared.request("set_model", p).await?;
-        Ok(r.get("model").and_then(Value::as_str).map(str::to_owned))
+        let r: SetModelResponse = self
+            .session
+            .conn
+            .request_typed(SdkRequest::set_model(model.map(str::to_owned)))
+            .await?;
+        Ok(r.model)
     }
 
     /// The state of every MCP server. In-process servers still in their
     /// handshake are left out by the CLI.
     pub async fn mcp_status(&self) -> Result<McpStatusResponse> {
-        self.typed("mcp_status", Map::new()).await
+        self.session
+            .conn
+            .request_typed(SdkRequest::mcp_status())
+            .await
     }
 
     /// Reconnects an external MCP server. For in-process servers the CLI
     /// refuses this; use [`toggle_mcp_server`](Self::toggle_mcp_server) off and on.
     pub async fn reconnect_mcp_server(&self, name: &str) -> Result<()> {
-        let mut p = Map::new();
-        p.insert("serverName".into(), json!(name));
-        self.session.shared.request("mcp_reconnect", p).await?;
+        self.session
+            .conn
+            .request(SdkRequest::mcp_reconnect(name))
+            .await?;
         Ok(())
     }
 
     /// Disables or enables an MCP server. Enabling runs a fresh handshake.
     /// The CLI remembers a disabled server in its config directory.
     pub async fn toggle_mcp_server(&self, name: &str, enabled: bool) -> Result<()> {
-        let mut p = Map::new();
-        p.insert("serverName".into(), json!(name));
-        p.insert("enabled".into(), json!(enabled));
-        self.session.shared.request("mcp_toggle", p).await?;
+        self.session
+            .conn
+            .request(SdkRequest::mcp_toggle(name, enabled))
+            .await?;
         Ok(())
     }
 
     /// Replaces the whole set of dynamic MCP servers (including those given
-    /// at start): servers not named here are removed.
-    pub async fn set_mcp_servers<I, S>(&self, servers: I) -> Result<McpSetServersResponse>
+    /// at start): servers not named here are removed. In-process servers
+    /// ([`McpServerConfig::InProcess`], or a [`Server`](crate::mcp::Server)
+    /// as is) are served by this client and must be listed under their own
+    /// name.
+    pub async fn set_mcp_servers<I, S, C>(&self, servers: I) -> Result<McpSetServersResponse>
     where
-        I: IntoIterator<Item = (S, McpServerSpec)>,
+        I: IntoIterator<Item = (S, C)>,
         S: Into<String>,
+        C: Into<McpServerConfig>,
     {
         let mut wire = BTreeMap::new();
         let mut in_process = Vec::new();
-        for (name, spec) in servers {
+        for (name, config) in servers {
             let name = name.into();
-            match spec {
-                McpServerSpec::InProcess(server) => {
-                    if server.name() != name {
-                        return Err(Error::InvalidOptions(format!(
-                            "in-process server {:?} must be listed under its own name, not {name:?}",
-                            server.name()
-                        )));
-                    }
-                    wire.insert(name.clone(), json!({"type": "sdk", "name": name}));
-                    in_process.push(server);
+            let config = config.into();
+            if let McpServerConfig::InProcess(server) = &config {
+                if server.name() != name {
+                    return Err(Error::InvalidOptions(format!(
+                        "in-process server {:?} must be listed under its own name, not {name:?}",
+                        server.name()
+                    )));
                 }
-                McpServerSpec::External(config) => {
-                    wire.insert(name, serde_json::to_value(config)?);
-                }
+                in_process.push(server.clone());
             }
+            wire.insert(name, config);
         }
         let names: Vec<String> = in_process.iter().map(|s| s.name().to_owned()).collect();
         for server in in_process {
-            self.session.shared.bridge.insert(server);
+            self.session.conn.bridge.insert(server);
         }
-        let mut p = Map::new();
-        p.insert("servers".into(), serde_json::to_value(wire)?);
-        let response = self.typed("mcp_set_servers", p).await;
-        self.session.shared.bridge.retain(&names);
+        let response = self
+            .session
+            .conn
+            .request_typed(SdkRequest::mcp_set_servers(wire))
+            .await;
+        self.session.conn.bridge.retain(&names);
         response
     }
 
     /// Sends any control request and returns the CLI's answer as JSON.
-    pub async fn control_request(
-        &self,
-        subtype: &str,
-        payload: Map<String, Value>,
-    ) -> Result<Value> {
-        self.session.shared.request(subtype, payload).await
+    ///
+    /// ```no_run
+    /// # async fn run(client: claude_agent::Client) -> claude_agent::Result<()> {
+    /// use claude_agent::protocol::SdkRequest;
+    /// let settings = client.control_request(SdkRequest::get_settings()).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn control_request(&self, request: impl Into<SdkRequest>) -> Result<Value> {
+        self.session.conn.request(request.into()).await
     }
 
     /// Ends the session: closes stdin, waits for the CLI to exit (then
     /// SIGTERM, then SIGKILL) and reaps it.
     pub async fn disconnect(&self) -> Result<()> {
-        self.session.shutdown().await
-    }
-
-    async fn typed<T: serde::de::DeserializeOwned>(
-        &self,
-        subtype: &str,
-        p: Map<String, Value>,
-    ) -> Result<T> {
-        let value = self.session.shared.request(subtype, p).await?;
-        Ok(serde_json::from_value(value)?)
+        self.session.conn.shutdown().await;
+        Ok(())
     }
 }
 
-fn is_fatal(message: &Result<Message>) -> bool {
-    matches!(message, Err(e) if !matches!(e, Error::LineTooLong { .. }))
+/// The message queue, lent to one stream; given back when it drops.
+struct Loan<'a> {
+    session: &'a Session,
+    inbox: Option<Inbox>,
+}
+
+impl Loan<'_> {
+    async fn next(&mut self) -> Option<Result<Message>> {
+        let inbox = self.inbox.as_mut()?;
+        inbox.next(self.session.conn.closed()).await
+    }
+}
+
+impl Drop for Loan<'_> {
+    fn drop(&mut self) {
+        if let Some(inbox) = self.inbox.take() {
+            self.session.put_inbox(inbox);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One task can read while another interrupts: the client is shared
+    /// (`Send + Sync`), and its streams move between tasks without pinning.
+    #[test]
+    fn the_client_is_shareable_and_its_streams_are_unpin() {
+        fn shareable<T: Send + Sync>() {}
+        fn movable_unpin<T: Send + Unpin>() {}
+        shareable::<Client>();
+        movable_unpin::<MessageStream<'static>>();
+    }
 }

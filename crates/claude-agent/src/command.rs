@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 use crate::error::{Error, Result};
 use crate::options::{McpConfig, Options, SystemPrompt};
+use crate::protocol::McpServerConfig;
 
 /// The value of `CLAUDE_CODE_ENTRYPOINT`. The CLI switches on its SDK
 /// behaviour only for the entry points it knows (`sdk-ts`, `sdk-py`,
@@ -116,17 +117,26 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
         arg.push(dir);
         args.push(arg);
     }
-    if let Some(config) = &options.mcp_config {
-        args.push("--mcp-config".into());
-        match config {
-            McpConfig::Path(path) => args.push(path.into()),
-            McpConfig::Servers(servers) => args.push(
-                serde_json::json!({ "mcpServers": servers })
+    let mcp_config: Option<OsString> = match &options.mcp_config {
+        None => None,
+        Some(McpConfig::Path(path)) => Some(path.into()),
+        Some(McpConfig::Json(value)) => Some(value.to_string().into()),
+        Some(McpConfig::Servers(servers)) => {
+            // In-process servers reach the CLI through `initialize`.
+            let external: std::collections::BTreeMap<_, _> = servers
+                .iter()
+                .filter(|(_, c)| !matches!(c, McpServerConfig::InProcess(_)))
+                .collect();
+            (!external.is_empty()).then(|| {
+                serde_json::json!({ "mcpServers": external })
                     .to_string()
-                    .into(),
-            ),
-            McpConfig::Json(value) => args.push(value.to_string().into()),
+                    .into()
+            })
         }
+    };
+    if let Some(config) = mcp_config {
+        args.push("--mcp-config".into());
+        args.push(config);
     }
     if options.strict_mcp_config {
         args.push("--strict-mcp-config".into());
@@ -143,7 +153,7 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
     }
 
     let mut seen = std::collections::HashSet::new();
-    for server in &options.mcp_servers {
+    for server in &options.in_process_servers()? {
         if !seen.insert(server.name().to_owned()) {
             return Err(Error::InvalidOptions(format!(
                 "two in-process MCP servers are named {:?}; names must be unique",

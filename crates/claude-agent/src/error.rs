@@ -84,6 +84,23 @@ pub enum Error {
     #[error("invalid options: {0}")]
     InvalidOptions(String),
 
+    /// The CLI wrote more messages than the SDK may keep while they are not
+    /// read (over [`Options::max_buffered_bytes`](crate::Options::max_buffered_bytes)).
+    /// The session was ended (the CLI killed); this error comes after the
+    /// messages queued before it.
+    #[error(
+        "the CLI wrote more than {limit} bytes of messages that were not read; the session was ended (read messages as they come, or raise Options::max_buffered_bytes)"
+    )]
+    MessageBufferFull {
+        /// The budget, in bytes.
+        limit: usize,
+    },
+
+    /// Another stream is already receiving this client's messages; they go
+    /// to one stream at a time. Drop it first.
+    #[error("another stream is already receiving this client's messages")]
+    AlreadyReceiving,
+
     /// The session is closed (after `disconnect`, or after the CLI ended).
     #[error("the session is closed")]
     Closed,

@@ -27,24 +27,26 @@ mod options;
 pub mod protocol;
 mod query;
 mod session;
+mod stream;
 mod transport;
 
 pub use callbacks::{HookContext, HookMatcher, PermissionContext};
-pub use client::{Client, McpServerSpec};
+pub use client::Client;
 pub use error::{Error, Result};
 pub use message::{
-    AssistantMessage, Content, ContentBlock, Message, ResultMessage, SystemMessage, UserInput,
-    UserMessage,
+    AssistantMessage, ContentBlock, Message, MessageContent, ResultMessage, SystemMessage,
+    UserInput, UserMessage,
 };
 pub use options::{
-    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_LINE_BYTES, McpConfig, Options, SettingSource,
-    SystemPrompt,
+    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_LINE_BYTES, Options,
+    SettingSource, SystemPrompt,
 };
 pub use protocol::{
     AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
     PermissionResult, PermissionUpdate,
 };
-pub use query::{Prompt, query, user_message};
+pub use query::{PromptInput, query};
+pub use stream::MessageStream;
 pub use transport::ShutdownTimeouts;
 pub use transport::{StderrCallback, find_cli};
 

@@ -64,13 +64,17 @@ impl SettingSource {
     }
 }
 
-/// External MCP servers the CLI runs itself (`--mcp-config`).
+/// The default budget for messages read from the CLI but not yet by you:
+/// 256 MiB (as much as one line may hold).
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
+
+/// Where `--mcp-config` comes from.
 #[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum McpConfig {
+pub(crate) enum McpConfig {
     /// A JSON file of the form `{"mcpServers": {...}}`.
     Path(PathBuf),
-    /// Servers by name.
+    /// Servers by name (in-process ones are served through the bridge, not
+    /// listed in `--mcp-config`).
     Servers(BTreeMap<String, McpServerConfig>),
     /// A JSON value of the form `{"mcpServers": {...}}`, passed as given.
     Json(Value),
@@ -122,6 +126,7 @@ pub struct Options {
     pub(crate) stderr: Option<crate::transport::StderrCallback>,
     pub(crate) max_line_bytes: Option<usize>,
     pub(crate) control_timeout: Option<Duration>,
+    pub(crate) max_buffered_bytes: Option<usize>,
     pub(crate) shutdown_timeouts: ShutdownTimeouts,
 }
 
@@ -285,15 +290,42 @@ impl Options {
         self
     }
 
-    /// External MCP servers, run by the CLI itself.
-    pub fn mcp_config(mut self, config: McpConfig) -> Self {
-        self.mcp_config = Some(config);
+    /// External MCP servers from a JSON file of the form
+    /// `{"mcpServers": {...}}` (`--mcp-config`). Replaces what
+    /// [`mcp_config_json`](Self::mcp_config_json) or
+    /// [`mcp_server_config`](Self::mcp_server_config) set.
+    pub fn mcp_config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.mcp_config = Some(McpConfig::Path(path.into()));
         self
     }
 
-    /// One external MCP server (stdio, SSE or HTTP), run by the CLI itself.
-    pub fn external_mcp_server(mut self, name: impl Into<String>, config: McpServerConfig) -> Self {
-        let name = name.into();
+    /// External MCP servers as a JSON value of the form
+    /// `{"mcpServers": {...}}`, passed to the CLI as given (`--mcp-config`).
+    /// Replaces what [`mcp_config_file`](Self::mcp_config_file) or
+    /// [`mcp_server_config`](Self::mcp_server_config) set.
+    pub fn mcp_config_json(mut self, config: Value) -> Self {
+        self.mcp_config = Some(McpConfig::Json(config));
+        self
+    }
+
+    /// One MCP server by name: external (stdio, SSE or HTTP, run by the CLI
+    /// itself) or in process (an [`McpServerConfig::InProcess`], which must
+    /// be named after its server, as [`mcp_server`](Self::mcp_server) does).
+    ///
+    /// ```
+    /// use claude_agent::{McpServerConfig, Options};
+    /// let options = Options::new().mcp_server_config(
+    ///     "files",
+    ///     McpServerConfig::stdio("npx", ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]),
+    /// );
+    /// # let _ = options;
+    /// ```
+    pub fn mcp_server_config(
+        mut self,
+        name: impl Into<String>,
+        config: impl Into<McpServerConfig>,
+    ) -> Self {
+        let (name, config) = (name.into(), config.into());
         match &mut self.mcp_config {
             Some(McpConfig::Servers(map)) => {
                 map.insert(name, config);
@@ -424,6 +456,19 @@ impl Options {
         self
     }
 
+    /// How many bytes of messages the SDK keeps for you while you do not
+    /// read them (default [`DEFAULT_MAX_BUFFERED_BYTES`]). The SDK reads the
+    /// CLI's output all the time, so that tool calls and control requests
+    /// are served however slowly you read; messages wait in a queue of this
+    /// size. When one more would pass it, the session ends with
+    /// [`Error::MessageBufferFull`](crate::Error::MessageBufferFull), after
+    /// the messages queued before it: memory stays bounded and no message
+    /// is dropped silently. One message is always accepted, however big.
+    pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
+        self.max_buffered_bytes = Some(bytes);
+        self
+    }
+
     /// How long shutdown waits before escalating to SIGTERM and SIGKILL.
     pub fn shutdown_timeouts(mut self, timeouts: ShutdownTimeouts) -> Self {
         self.shutdown_timeouts = timeouts;
@@ -432,6 +477,31 @@ impl Options {
 
     pub(crate) fn effective_max_line_bytes(&self) -> usize {
         self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    pub(crate) fn effective_max_buffered_bytes(&self) -> usize {
+        self.max_buffered_bytes
+            .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES)
+    }
+
+    /// Every in-process server: those of [`mcp_server`](Self::mcp_server)
+    /// and the `InProcess` ones of [`mcp_server_config`](Self::mcp_server_config).
+    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<Server>> {
+        let mut servers = self.mcp_servers.clone();
+        if let Some(McpConfig::Servers(map)) = &self.mcp_config {
+            for (name, config) in map {
+                if let McpServerConfig::InProcess(server) = config {
+                    if server.name() != name {
+                        return Err(crate::Error::InvalidOptions(format!(
+                            "in-process server {:?} must be listed under its own name, not {name:?}",
+                            server.name()
+                        )));
+                    }
+                    servers.push(server.clone());
+                }
+            }
+        }
+        Ok(servers)
     }
 
     pub(crate) fn effective_control_timeout(&self) -> Duration {

@@ -1,67 +1,73 @@
-//! One-shot [`query()`]: start the CLI, send a prompt, stream the answer.
+//! One-shot [`query()`]: start the CLI, send a prompt, stream the answer;
+//! and [`PromptInput`], what a prompt can be.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::stream::{BoxStream, Stream, StreamExt};
-use serde_json::{Value, json};
 
-use crate::error::{Error, Result};
-use crate::message::Message;
+use crate::error::Result;
+use crate::message::{ContentBlock, Message, UserInput};
 use crate::options::Options;
-use crate::session::Session;
+use crate::session::queue::Inbox;
+use crate::session::{Connection, Session};
+use crate::stream::{MessageStream, ends_stream};
 
-/// What to send the model: a text, content blocks, or a stream of user messages.
+/// What to send the model: one user message, or a stream of them.
+///
+/// Built from a `&str` or `String` (a text message), content blocks, a
+/// [`UserInput`], or [`PromptInput::stream`].
 #[non_exhaustive]
-pub enum Prompt {
-    /// One user message with this text.
-    Text(String),
-    /// One user message made of content blocks (text, base64 images, …) in
-    /// the Messages API's form.
-    Blocks(Vec<Value>),
-    /// User messages as they come, each a whole stdin frame
-    /// (`{"type":"user","message":{…},…}`); each one is a turn.
-    Stream(BoxStream<'static, Value>),
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per turn and moved once; boxing would only add an allocation"
+)]
+pub enum PromptInput {
+    /// One user message: one turn.
+    Message(UserInput),
+    /// User messages as they come; each one is a turn.
+    Stream(BoxStream<'static, UserInput>),
 }
 
-impl Prompt {
-    /// A prompt from a stream of user messages in wire form; see [`user_message`].
-    pub fn stream(messages: impl Stream<Item = Value> + Send + 'static) -> Self {
+impl PromptInput {
+    /// A prompt from a stream of user messages.
+    pub fn stream(messages: impl Stream<Item = UserInput> + Send + 'static) -> Self {
         Self::Stream(messages.boxed())
     }
 }
 
-impl std::fmt::Debug for Prompt {
+impl std::fmt::Debug for PromptInput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Text(t) => f.debug_tuple("Text").field(t).finish(),
-            Self::Blocks(b) => f.debug_tuple("Blocks").field(b).finish(),
+            Self::Message(m) => f.debug_tuple("Message").field(m).finish(),
             Self::Stream(_) => f.write_str("Stream(..)"),
         }
     }
 }
 
-impl From<&str> for Prompt {
+impl From<&str> for PromptInput {
     fn from(s: &str) -> Self {
-        Self::Text(s.to_owned())
+        Self::Message(UserInput::text(s))
     }
 }
 
-impl From<String> for Prompt {
+impl From<String> for PromptInput {
     fn from(s: String) -> Self {
-        Self::Text(s)
+        Self::Message(UserInput::text(s))
     }
 }
 
-/// A user message in the form the CLI reads on stdin: `content` is a string
-/// or an array of content blocks.
-pub fn user_message(content: impl Into<Value>) -> Value {
-    json!({
-        "type": "user",
-        "message": {"role": "user", "content": content.into()},
-        "parent_tool_use_id": null,
-        "session_id": "",
-    })
+impl From<UserInput> for PromptInput {
+    fn from(m: UserInput) -> Self {
+        Self::Message(m)
+    }
+}
+
+impl From<Vec<ContentBlock>> for PromptInput {
+    /// One user message made of content blocks (text, base64 images, …).
+    fn from(blocks: Vec<ContentBlock>) -> Self {
+        Self::Message(UserInput::blocks(blocks))
+    }
 }
 
 /// Runs one prompt and streams every message of the conversation, ending
@@ -69,14 +75,15 @@ pub fn user_message(content: impl Into<Value>) -> Value {
 ///
 /// The CLI is started on the first poll and shut down (stdin closed, then
 /// waited for and reaped) after the last `result`. Dropping the stream early
-/// kills the CLI's whole process group.
+/// kills the CLI's whole process group. See [`MessageStream`] for which
+/// errors end the stream.
 ///
 /// ```no_run
 /// use claude_agent::{Message, Options, query};
 /// use futures::StreamExt;
 ///
 /// # async fn run() -> claude_agent::Result<()> {
-/// let mut stream = std::pin::pin!(query("What is 2 + 2?", Options::new()));
+/// let mut stream = query("What is 2 + 2?", Options::new());
 /// while let Some(message) = stream.next().await {
 ///     if let Message::Assistant(m) = message? {
 ///         println!("{}", m.text());
@@ -85,95 +92,107 @@ pub fn user_message(content: impl Into<Value>) -> Value {
 /// # Ok(())
 /// # }
 /// ```
-pub fn query(
-    prompt: impl Into<Prompt>,
-    options: Options,
-) -> impl Stream<Item = Result<Message>> + Send + 'static {
+pub fn query(prompt: impl Into<PromptInput>, options: Options) -> MessageStream<'static> {
+    #[allow(
+        clippy::large_enum_variant,
+        reason = "the stream's state lives in one box already (MessageStream)"
+    )]
     enum State {
-        Start(Prompt, Box<Options>),
-        Running(Arc<Session>, Arc<AtomicBool>),
-        Finish(Arc<Session>),
+        Start(PromptInput, Box<Options>),
+        Running(Box<Run>),
+        Finish(Box<Run>),
         Done,
     }
 
-    async fn next(
-        session: Arc<Session>,
+    /// The running session, owned by the stream: dropping it kills the CLI.
+    struct Run {
+        session: Session,
+        inbox: Inbox,
         input_done: Arc<AtomicBool>,
-    ) -> Option<(Result<Message>, State)> {
-        match session.next_message().await {
-            Some(Ok(message)) => {
-                let last = message.is_result()
-                    && input_done.load(Ordering::SeqCst)
-                    && session.open_turns() == 0;
-                let state = if last {
-                    State::Finish(session)
-                } else {
-                    State::Running(session, input_done)
-                };
-                Some((Ok(message), state))
-            }
-            Some(Err(e @ Error::LineTooLong { .. })) => {
-                Some((Err(e), State::Running(session, input_done)))
-            }
-            Some(Err(e)) => Some((Err(e), State::Done)),
-            None => None,
-        }
     }
 
-    futures::stream::unfold(
+    async fn next(mut run: Box<Run>) -> Option<(Result<Message>, State)> {
+        let item = run.inbox.next(run.session.conn.closed()).await?;
+        let state = match &item {
+            Ok(message) => {
+                let last = message.is_result()
+                    && run.input_done.load(Ordering::SeqCst)
+                    && run.session.conn.open_turns() == 0;
+                if last {
+                    State::Finish(run)
+                } else {
+                    State::Running(run)
+                }
+            }
+            Err(e) if !ends_stream(e) => State::Running(run),
+            Err(_) => State::Done,
+        };
+        Some((item, state))
+    }
+
+    async fn start(prompt: PromptInput, options: &Options) -> Result<Box<Run>> {
+        let session = Session::spawn(options).await?;
+        session.initialize().await?;
+        let inbox = session
+            .take_inbox()
+            .expect("a new session holds its message queue");
+        let input_done = Arc::new(AtomicBool::new(false));
+        match prompt {
+            PromptInput::Message(message) => {
+                session.conn.send_user(&message).await?;
+                input_done.store(true, Ordering::SeqCst);
+            }
+            PromptInput::Stream(messages) => {
+                tokio::spawn(forward(session.conn.clone(), messages, input_done.clone()));
+            }
+        }
+        Ok(Box::new(Run {
+            session,
+            inbox,
+            input_done,
+        }))
+    }
+
+    MessageStream::new(futures::stream::unfold(
         State::Start(prompt.into(), Box::new(options)),
         |state| async move {
             match state {
                 State::Start(prompt, options) => match start(prompt, &options).await {
-                    Ok((session, input_done)) => next(session, input_done).await,
+                    Ok(run) => next(run).await,
                     Err(e) => Some((Err(e), State::Done)),
                 },
-                State::Running(session, input_done) => next(session, input_done).await,
-                State::Finish(session) => {
-                    let _ = session.shutdown().await;
+                State::Running(run) => next(run).await,
+                State::Finish(run) => {
+                    run.session.conn.shutdown().await;
                     None
                 }
                 State::Done => None,
             }
         },
-    )
+    ))
 }
 
-async fn start(prompt: Prompt, options: &Options) -> Result<(Arc<Session>, Arc<AtomicBool>)> {
-    let session = Arc::new(Session::spawn(options).await?);
-    session.initialize().await?;
-    let input_done = Arc::new(AtomicBool::new(false));
-    match prompt {
-        Prompt::Text(text) => {
-            session.send_user(user_message(text))?;
-            input_done.store(true, Ordering::SeqCst);
-        }
-        Prompt::Blocks(blocks) => {
-            session.send_user(user_message(blocks))?;
-            input_done.store(true, Ordering::SeqCst);
-        }
-        Prompt::Stream(mut messages) => {
-            let weak = Arc::downgrade(&session);
-            let done = input_done.clone();
-            tokio::spawn(async move {
-                while let Some(message) = messages.next().await {
-                    let Some(session) = weak.upgrade() else {
-                        return;
-                    };
-                    if session.send_user(message).is_err() {
-                        return;
-                    }
-                }
-                done.store(true, Ordering::SeqCst);
-                // Every turn may already be answered: wake the reader side by
-                // closing input only once the last result arrives (see `next`).
-                if let Some(session) = weak.upgrade()
-                    && session.open_turns() == 0
-                {
-                    let _ = session.shutdown().await;
-                }
-            });
+/// Writes a prompt stream's messages as they come; when it ends and every
+/// turn is answered, closes the CLI's input so that the query ends.
+async fn forward(
+    conn: Arc<Connection>,
+    mut messages: BoxStream<'static, UserInput>,
+    input_done: Arc<AtomicBool>,
+) {
+    loop {
+        let next = tokio::select! {
+            next = messages.next() => next,
+            () = conn.closed().cancelled() => return,
+        };
+        let Some(message) = next else { break };
+        if conn.send_user(&message).await.is_err() {
+            return;
         }
     }
-    Ok((session, input_done))
+    input_done.store(true, Ordering::SeqCst);
+    // Every turn may be answered already (then the query's stream saw its
+    // last `result` before the input was done): end the session here.
+    if conn.open_turns() == 0 {
+        conn.shutdown().await;
+    }
 }

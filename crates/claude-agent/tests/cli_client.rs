@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use claude_agent::mcp::{Server, Tool};
 use claude_agent::message::ResultSubtype;
+use claude_agent::protocol::SdkRequest;
 use claude_agent::{Client, Error, Message, PermissionMode, PermissionResult};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::{Map, json};
@@ -166,14 +167,20 @@ async fn control_requests_get_typed_answers_and_errors_carry_the_code() {
         // A mode the CLI does not know, and a subtype it does not know.
         let mut bogus = Map::new();
         bogus.insert("mode".into(), json!("bogusMode"));
-        match client.control_request("set_permission_mode", bogus).await {
+        match client
+            .control_request(SdkRequest::new("set_permission_mode", bogus))
+            .await
+        {
             Err(Error::ControlError { subtype, code, .. }) => {
                 assert_eq!(subtype, "set_permission_mode");
                 assert_eq!(code.as_deref(), Some("invalid_mode"));
             }
             other => panic!("expected a control error, got {other:?}"),
         }
-        match client.control_request("nope", Map::new()).await {
+        match client
+            .control_request(SdkRequest::new("nope", Map::new()))
+            .await
+        {
             Err(Error::ControlError {
                 subtype,
                 message,

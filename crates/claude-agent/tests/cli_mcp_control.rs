@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use claude_agent::mcp::{Server, Tool};
 use claude_agent::protocol::{McpServerState, McpServerStatus};
-use claude_agent::{Client, Message};
+use claude_agent::{Client, McpServerConfig, Message};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::json;
 use support::*;
@@ -167,7 +167,10 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
         wait_for_calc(&client, McpServerState::Connected).await;
 
         let changed = client
-            .set_mcp_servers([("calc", calc.clone().into()), ("late", late.into())])
+            .set_mcp_servers([
+                ("calc", McpServerConfig::from(calc.clone())),
+                ("late", late.into()),
+            ])
             .await
             .expect("mcp_set_servers");
         assert_eq!(changed.added, ["late"], "{changed:?}");

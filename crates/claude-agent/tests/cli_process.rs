@@ -6,7 +6,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use claude_agent::mcp::Server;
-use claude_agent::{Client, Error, Message, PermissionMode, Prompt, query, user_message};
+use claude_agent::{Client, Error, Message, PermissionMode, PromptInput, UserInput, query};
 use claude_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
 use serde_json::json;
@@ -192,7 +192,7 @@ async fn cli_exiting_before_initialize_is_reported_at_once() {
     .await
 }
 
-async fn two_turn_prompt(h: &Harness, prompt: Prompt) {
+async fn two_turn_prompt(h: &Harness, prompt: PromptInput) {
     let (messages, error) = drain(query(prompt, h.options())).await;
     assert!(error.is_none(), "{error:?}");
     let results = results(&messages);
@@ -224,9 +224,9 @@ fn echo_mock() -> claude_agent_testkit::MockModelBuilder {
 async fn streamed_prompt_of_two_messages_gives_two_results_then_ends() {
     with_timeout(async {
         let h = Harness::start(echo_mock()).await;
-        let prompt = Prompt::stream(futures::stream::iter([
-            user_message("one"),
-            user_message("two"),
+        let prompt = PromptInput::stream(futures::stream::iter([
+            UserInput::text("one"),
+            UserInput::text("two"),
         ]));
         two_turn_prompt(&h, prompt).await;
         h.finish().await;
@@ -245,10 +245,10 @@ async fn streamed_prompt_with_a_late_second_message_waits_for_it() {
             requests.len()
         };
         assert_eq!(mock_seen_one, 0);
-        let prompt = Prompt::stream(futures::stream::iter([user_message("one")]).chain(
+        let prompt = PromptInput::stream(futures::stream::iter([UserInput::text("one")]).chain(
             futures::stream::once(async {
                 tokio::time::sleep(Duration::from_millis(2500)).await;
-                user_message("two")
+                UserInput::text("two")
             }),
         ));
         two_turn_prompt(&h, prompt).await;

@@ -46,7 +46,7 @@ fn script() -> claude_agent_testkit::MockModelBuilder {
 async fn round_trip(h: &Harness, config: McpServerConfig) {
     let options = h
         .options()
-        .external_mcp_server("calc", config)
+        .mcp_server_config("calc", config)
         .allowed_tools(["mcp__calc__add", "mcp__calc__divide"])
         .max_turns(4);
     let (messages, error) = drain(query("What is 2+3, and 1/0?", options)).await;

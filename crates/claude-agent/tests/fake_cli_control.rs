@@ -121,7 +121,13 @@ async fn panicking_permission_callback_and_hook_become_control_errors() {
         .clone()
         .can_use_tool(|_tool, input: Value, _ctx| async move {
             match input["round"].as_u64() {
-                Some(0) | Some(2) => panic!("permission callback exploded"),
+                // At once (answered from the reader's first poll) …
+                Some(0) => panic!("permission callback exploded"),
+                // … and after a wait (answered from a task of its own).
+                Some(2) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    panic!("permission callback exploded later")
+                }
                 Some(3) => PermissionResult::deny("not this one"),
                 _ => PermissionResult::allow(),
             }

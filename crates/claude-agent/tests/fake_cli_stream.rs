@@ -5,7 +5,7 @@
 mod fake_support;
 
 use claude_agent::message::SystemMessage;
-use claude_agent::{ContentBlock, Error, Message, query};
+use claude_agent::{Client, ContentBlock, Error, Message, query};
 use fake_support::{bounded, collect, errors, fake, final_result};
 use serde_json::json;
 
@@ -36,22 +36,70 @@ async fn garbage_truncated_and_invalid_utf8_lines_are_skipped() {
     fake.assert_gone().await;
 }
 
+/// A JSON object serde cannot hold (`1e999`) ends neither `query()` nor
+/// `receive_response`: both go on to the end of the turn. What the reader
+/// reports for such a line is at most one `Error::Protocol` item (today's
+/// line reader skips it with a warning, as serde calls it a syntax error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecodable_line_does_not_end_the_stream() {
+    let check = |messages: &[claude_agent::Result<Message>]| {
+        let errs = errors(messages);
+        assert!(errs.len() <= 1, "{errs:?}");
+        assert!(
+            errs.iter()
+                .all(|e| matches!(e, Error::Protocol { line, .. } if line.contains("1e999"))),
+            "{errs:?}"
+        );
+        assert_eq!(assistant_texts(messages), ["after the garbage"]);
+        assert_eq!(
+            final_result(messages).result.as_deref(),
+            Some("after the garbage")
+        );
+    };
+    let fake = fake("stdout_garbage", json!({"undecodable": true}));
+    check(&bounded(30, collect(query("hi", fake.options.clone()))).await);
+    fake.assert_gone().await;
+
+    let fake = fake_support::fake("stdout_garbage", json!({"undecodable": true}));
+    let client = bounded(20, Client::connect(fake.options.clone()))
+        .await
+        .expect("connect");
+    client.query("hi").await.expect("query");
+    check(&bounded(30, collect(client.receive_response())).await);
+    bounded(20, client.disconnect()).await.expect("disconnect");
+    fake.assert_gone().await;
+}
+
+/// A skipped line is reported as an error item and the stream goes on, in
+/// `query()` and in `receive_response` alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_over_the_cap_is_reported_and_the_session_goes_on() {
+    let check = |messages: &[claude_agent::Result<Message>]| {
+        let errs = errors(messages);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            matches!(errs[0], Error::LineTooLong { limit } if *limit == 1 << 20),
+            "{errs:?}"
+        );
+        assert_eq!(assistant_texts(messages), ["after the huge line"]);
+        assert_eq!(
+            final_result(messages).result.as_deref(),
+            Some("after the huge line")
+        );
+    };
     let fake = fake("huge_line", json!({"bytes": 3 << 20}));
     let options = fake.options.clone().max_line_bytes(1 << 20);
-    let messages = bounded(60, collect(query("hi", options))).await;
-    let errs = errors(&messages);
-    assert_eq!(errs.len(), 1, "{errs:?}");
-    assert!(
-        matches!(errs[0], Error::LineTooLong { limit } if *limit == 1 << 20),
-        "{errs:?}"
-    );
-    assert_eq!(assistant_texts(&messages), ["after the huge line"]);
-    assert_eq!(
-        final_result(&messages).result.as_deref(),
-        Some("after the huge line")
-    );
+    check(&bounded(60, collect(query("hi", options))).await);
+    fake.assert_gone().await;
+
+    let fake = fake_support::fake("huge_line", json!({"bytes": 3 << 20}));
+    let options = fake.options.clone().max_line_bytes(1 << 20);
+    let client = bounded(20, Client::connect(options))
+        .await
+        .expect("connect");
+    client.query("hi").await.expect("query");
+    check(&bounded(60, collect(client.receive_response())).await);
+    bounded(20, client.disconnect()).await.expect("disconnect");
     fake.assert_gone().await;
 }
 

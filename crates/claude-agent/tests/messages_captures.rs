@@ -3,7 +3,7 @@
 mod messages_support;
 
 use claude_agent::message::{
-    ApiStreamEvent, CommandState, Content, ContentBlock, Delta, Message, ResultMessage,
+    ApiStreamEvent, CommandState, ContentBlock, Delta, Message, MessageContent, ResultMessage,
     ResultSubtype, SystemMessage, TerminalReason,
 };
 use claude_agent::protocol::{
@@ -289,7 +289,7 @@ fn thinking_and_stream_events() {
             _ => None,
         })
         .unwrap();
-    assert!(matches!(&replay.message.content, Content::Text(t) if t.starts_with("SCRIPT:")));
+    assert!(matches!(&replay.message.content, MessageContent::Text(t) if t.starts_with("SCRIPT:")));
 }
 
 #[test]

@@ -5,7 +5,9 @@ mod messages_support;
 
 use std::collections::BTreeSet;
 
-use claude_agent::message::{ApiStreamEvent, Content, ContentBlock, Delta, Message, SystemMessage};
+use claude_agent::message::{
+    ApiStreamEvent, ContentBlock, Delta, Message, MessageContent, SystemMessage,
+};
 use claude_agent::protocol::{
     CliRequest, ControlResponseBody, HookInput, Incoming, McpStatusResponse,
 };
@@ -46,7 +48,7 @@ fn check_blocks(blocks: &[ContentBlock], ctx: &str, seen: &mut BTreeSet<String>)
             "{ctx}: block {kind} decoded as Unknown"
         );
         if let ContentBlock::ToolResult(r) = block
-            && let Some(Content::Blocks(inner)) = &r.content
+            && let Some(MessageContent::Blocks(inner)) = &r.content
         {
             check_blocks(inner, ctx, seen);
         }

@@ -12,12 +12,12 @@ use serde_json::json;
 fn options_debug_shows_no_environment_or_server_secrets() {
     let options = Options::new()
         .env("ANTHROPIC_API_KEY", "sk-ant-SECRET-1")
-        .external_mcp_server(
+        .mcp_server_config(
             "remote",
             McpServerConfig::http("https://mcp.example.com/mcp")
                 .header("Authorization", "Bearer SECRET-2"),
         )
-        .external_mcp_server(
+        .mcp_server_config(
             "local",
             McpServerConfig::stdio("server-bin", Vec::<String>::new()).env("TOKEN", "SECRET-3"),
         );

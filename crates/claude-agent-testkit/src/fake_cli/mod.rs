@@ -16,13 +16,14 @@
 //!
 //! | scenario | what it does per user message |
 //! |---|---|
-//! | `chat` | `system/init`, an `assistant` text (`text`), a `result` |
+//! | `chat` | `system/init`, an `assistant` text (`text`), a `result`; with `stall_ms`, first that long without reading stdin |
 //! | `tool_calls` | calls the tool `n` times, `in_flight` at once; with `hooks: true` each call is wrapped in PreToolUse/PostToolUse `hook_callback`s, with `permission: true` preceded by `can_use_tool`; checks every answer's shape; `report` names a JSON file for per-call latencies |
 //! | `bench` | the benchmark (see [`bench`](mod@bench)); writes [`report::BenchReport`] to `report` |
 //! | `exit_before_init` | writes `stderr` to stderr and exits with `code` before reading anything |
 //! | `die_mid_tool_call` | sends a `tools/call`, waits `delay_ms`, SIGKILLs itself |
 //! | `die_mid_stream` | writes half a line, SIGKILLs itself |
-//! | `stdout_garbage` | garbage, a truncated line, invalid UTF-8, a JSON array, a blank line, then a normal turn |
+//! | `stdout_garbage` | garbage, a truncated line, invalid UTF-8, a JSON array, a blank line (with `undecodable: true` also a JSON object serde cannot hold, `1e999`), then a normal turn |
+//! | `flood` | `n` assistant texts of `bytes` bytes, a `tools/call` answered within `max_call_ms`, `hold_ms` serving the SDK's requests, a `result` (`flooded <n> call_ms=<ms>`) |
 //! | `huge_line` | an `assistant` text of `bytes` bytes in one line, then a normal turn |
 //! | `close_stdin` | closes its stdin after the first user message, answers it, exits after `linger_ms` |
 //! | `stderr_flood` | writes `mb` MB to stderr, then a normal turn |

@@ -57,6 +57,7 @@ pub(super) fn run(
             "cancel_tool" => cancel_tool(&mut peer, turns),
             "ping_during_slow_call" => ping_during_slow_call(&mut peer, turns),
             "callbacks" => callbacks(&mut peer, turns),
+            "flood" => flood(&mut peer, turns),
             other => {
                 eprintln!("fake-claude: unknown scenario {other:?}");
                 return Ok(2);
@@ -84,6 +85,8 @@ fn user_text(user: &Value) -> String {
 }
 
 fn chat(peer: &mut Peer, user: &Value, turn: u64) -> Step {
+    // Not reading stdin for a while, as a busy CLI would not.
+    std::thread::sleep(param_ms(&peer.params, "stall_ms", 0));
     peer.emit_init()?;
     let text = match peer.params.get("text").and_then(Value::as_str) {
         Some(t) => t.to_owned(),
@@ -452,6 +455,10 @@ fn stdout_garbage(peer: &mut Peer, turn: u64) -> Step {
         .raw(b"{\"type\":\"assistant\",\"bad\":\"\xff\xfe\xfd\"}\n")?;
     peer.out.raw(b"\xc3\x28 invalid utf-8 \xa0\xa1\n")?;
     peer.out.raw(b"[1,2,3]\n")?;
+    if peer.params.get("undecodable").and_then(Value::as_bool) == Some(true) {
+        // JSON, but a number no f64 holds: serde cannot decode it.
+        peer.out.raw(b"{\"type\":\"assistant\",\"n\":1e999}\n")?;
+    }
     peer.out.raw(b"\n   \n\r\n")?;
     peer.emit_text("after the garbage")?;
     peer.emit_result("after the garbage", turn)?;
@@ -722,5 +729,36 @@ fn callbacks(peer: &mut Peer, turn: u64) -> Step {
     }
     peer.emit_text("callbacks checked")?;
     peer.emit_result("callbacks checked", turn)?;
+    Ok(None)
+}
+
+/// `n` assistant texts of `bytes` bytes, then (when there is a tool) one
+/// `tools/call` whose answer must come within `max_call_ms`, then
+/// `hold_ms` of answering the SDK's requests; the result says how long the
+/// call took.
+fn flood(peer: &mut Peer, turn: u64) -> Step {
+    peer.emit_init()?;
+    let n = param_u64(&peer.params, "n", 100);
+    let text = "x".repeat(param_u64(&peer.params, "bytes", 10_000) as usize);
+    for _ in 0..n {
+        peer.emit_text(&text)?;
+    }
+    let mut summary = format!("flooded {n}");
+    if let Some((server, tool)) = peer.target() {
+        let args = peer
+            .params
+            .get("args")
+            .cloned()
+            .unwrap_or(json!({"a": 1, "b": 2}));
+        let (request, id) = peer.tool_call(server, &tool, args, "toolu_flood");
+        let sent = Instant::now();
+        let r = peer.request(request, param_ms(&peer.params, "max_call_ms", 5000))?;
+        if let Err(e) = check_mcp_result(r.as_ref(), id) {
+            peer.fail(format!("the call after the flood: {e}"));
+        }
+        summary.push_str(&format!(" call_ms={}", sent.elapsed().as_millis()));
+    }
+    peer.idle_until(Instant::now() + param_ms(&peer.params, "hold_ms", 0))?;
+    peer.emit_result(&summary, turn)?;
     Ok(None)
 }

@@ -75,7 +75,7 @@ wire_struct! {
         /// The `tool_use` id this answers.
         req tool_use_id: String = "tool_use_id",
         /// The result: a string or content blocks.
-        opt content: Content = "content",
+        opt content: MessageContent = "content",
         /// Whether the tool failed.
         opt is_error: bool = "is_error",
     }
@@ -199,7 +199,7 @@ impl ContentBlock {
     /// A tool result block.
     pub fn tool_result(
         tool_use_id: impl Into<String>,
-        content: impl Into<Content>,
+        content: impl Into<MessageContent>,
         is_error: bool,
     ) -> Self {
         Self::ToolResult(ToolResultBlock {
@@ -317,20 +317,20 @@ impl<'de> Deserialize<'de> for ContentBlock {
 
 /// Message or tool-result content: a string or a list of blocks.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Content {
+pub enum MessageContent {
     /// Plain text.
     Text(String),
     /// Content blocks (text, images, …).
     Blocks(Vec<ContentBlock>),
 }
 
-impl Default for Content {
+impl Default for MessageContent {
     fn default() -> Self {
         Self::Text(String::new())
     }
 }
 
-impl Content {
+impl MessageContent {
     /// All text in the content, blocks joined with `\n`.
     pub fn text(&self) -> String {
         match self {
@@ -340,25 +340,25 @@ impl Content {
     }
 }
 
-impl From<String> for Content {
+impl From<String> for MessageContent {
     fn from(s: String) -> Self {
         Self::Text(s)
     }
 }
 
-impl From<&str> for Content {
+impl From<&str> for MessageContent {
     fn from(s: &str) -> Self {
         Self::Text(s.to_owned())
     }
 }
 
-impl From<Vec<ContentBlock>> for Content {
+impl From<Vec<ContentBlock>> for MessageContent {
     fn from(blocks: Vec<ContentBlock>) -> Self {
         Self::Blocks(blocks)
     }
 }
 
-impl Wire for Content {
+impl Wire for MessageContent {
     fn from_wire(v: Value) -> Result<Self, Value> {
         match v {
             Value::String(s) => Ok(Self::Text(s)),
@@ -371,7 +371,7 @@ impl Wire for Content {
     }
 }
 
-impl Serialize for Content {
+impl Serialize for MessageContent {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Text(t) => t.serialize(s),
@@ -380,7 +380,7 @@ impl Serialize for Content {
     }
 }
 
-impl<'de> Deserialize<'de> for Content {
+impl<'de> Deserialize<'de> for MessageContent {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Self::from_wire(Value::deserialize(d)?).map_err(|_| {
             serde::de::Error::custom("tool result content must be a string or an array")

@@ -38,7 +38,7 @@ use serde_json::Value;
 
 pub use assistant::{ApiMessage, AssistantError, AssistantMessage, Usage};
 pub use content::{
-    Content, ContentBlock, DocumentBlock, ImageBlock, MediaSource, RedactedThinkingBlock,
+    ContentBlock, DocumentBlock, ImageBlock, MediaSource, MessageContent, RedactedThinkingBlock,
     ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock,
     ToolUseBlock,
 };

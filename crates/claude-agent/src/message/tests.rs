@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::wire::{AsWire, Wire, take_nul, take_opt};
-use super::{Content, ContentBlock, Message, ResultMessage, UserInput};
+use super::{ContentBlock, Message, MessageContent, ResultMessage, UserInput};
 
 fn ser<T: Wire>(t: &T) -> Value {
     serde_json::to_value(AsWire(t)).unwrap()
@@ -83,7 +83,7 @@ fn big_tool_results_are_moved_not_copied() {
     let Message::User(u) = Message::from_value(value) else {
         panic!()
     };
-    let Some(Content::Text(text)) = &u.tool_results().next().unwrap().content else {
+    let Some(MessageContent::Text(text)) = &u.tool_results().next().unwrap().content else {
         panic!()
     };
     assert_eq!(text.as_ptr(), ptr);

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::content::{Content, ContentBlock, ToolResultBlock};
+use super::content::{ContentBlock, MessageContent, ToolResultBlock};
 use super::wire::{string_enum, wire_struct};
 
 wire_struct! {
@@ -12,13 +12,13 @@ wire_struct! {
         /// `user`.
         opt role: String = "role",
         /// A string or content blocks.
-        req content: Content = "content",
+        req content: MessageContent = "content",
     }
 }
 
 impl UserBody {
     /// `{"role":"user","content":…}`.
-    pub fn new(content: impl Into<Content>) -> Self {
+    pub fn new(content: impl Into<MessageContent>) -> Self {
         Self {
             role: Some("user".into()),
             content: content.into(),
@@ -55,8 +55,8 @@ impl UserMessage {
     /// The content blocks (empty when the content is a plain string).
     pub fn blocks(&self) -> &[ContentBlock] {
         match &self.message.content {
-            Content::Blocks(b) => b,
-            Content::Text(_) => &[],
+            MessageContent::Blocks(b) => b,
+            MessageContent::Text(_) => &[],
         }
     }
 
@@ -115,16 +115,16 @@ wire_struct! {
 impl UserInput {
     /// A user message with string content.
     pub fn text(text: impl Into<String>) -> Self {
-        Self::new(Content::Text(text.into()))
+        Self::new(MessageContent::Text(text.into()))
     }
 
     /// A user message with content blocks (text, base64 images, …).
     pub fn blocks(blocks: Vec<ContentBlock>) -> Self {
-        Self::new(Content::Blocks(blocks))
+        Self::new(MessageContent::Blocks(blocks))
     }
 
     /// A user message with the given content.
-    pub fn new(content: impl Into<Content>) -> Self {
+    pub fn new(content: impl Into<MessageContent>) -> Self {
         Self {
             message: UserBody::new(content),
             session_id: Some(String::new()),

@@ -255,9 +255,18 @@ pub(crate) fn take_nul<T: Wire>(map: &mut Map<String, Value>, key: &str) -> Opti
     take_opt(map, key)
 }
 
-/// Decodes a field checked by [`check_req`].
+/// Decodes a field checked by [`check_req`]: present, not null, accepted
+/// (and `accepts` is exact for `req` types), so it is taken out at once.
 pub(crate) fn take_req<T: Wire + Default>(map: &mut Map<String, Value>, key: &str) -> T {
-    take_opt(map, key).unwrap_or_default()
+    match map.remove(key).map(T::from_wire) {
+        Some(Ok(t)) => t,
+        Some(Err(v)) => {
+            // Not expected after `check_req`; keep the value rather than lose it.
+            map.insert(key.to_owned(), v);
+            T::default()
+        }
+        None => T::default(),
+    }
 }
 
 /// Decodes a `def` field: absent or `null` give the default.

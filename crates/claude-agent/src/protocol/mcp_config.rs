@@ -1,11 +1,17 @@
 //! MCP server configurations, as written in `--mcp-config`
 //! (`{"mcpServers":{<name>:<config>}}`), `mcp_set_servers` and `mcp_status`.
+//!
+//! One name per concept: [`McpServerConfig`] is how to reach one MCP
+//! server — a command, a URL, or an in-process [`Server`] — and each kind's
+//! fields are a `<Kind>ServerConfig` struct, named after its `type` on the
+//! wire (`stdio`, `sse`, `http`, `sdk`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::mcp::Server;
 use crate::message::wire::{Wire, str_at, wire_struct};
 
 wire_struct! {
@@ -65,15 +71,21 @@ wire_struct! {
 }
 
 wire_struct! {
-    /// `{"type":"sdk","name":…}`: an in-process server hosted by the SDK.
+    /// `{"type":"sdk","name":…}`: an in-process server hosted by an SDK, by
+    /// name (how the CLI reports one, and how [`McpServerConfig::InProcess`]
+    /// is written).
     pub struct SdkServerConfig tags { "type" = "sdk" } {
         /// The server's name (the same as its key).
         req name: String = "name",
     }
 }
 
-/// The configuration of one MCP server.
-#[derive(Debug, Clone, PartialEq)]
+/// How to reach one MCP server: run by the CLI (`Stdio`, `Sse`, `Http`),
+/// or in this process (`InProcess`).
+///
+/// Two servers compare equal by their configuration; two in-process
+/// servers, by name.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub enum McpServerConfig {
     /// A subprocess speaking MCP on stdio.
@@ -82,10 +94,34 @@ pub enum McpServerConfig {
     Sse(SseServerConfig),
     /// A streamable HTTP endpoint.
     Http(HttpServerConfig),
-    /// An in-process server hosted by the SDK.
+    /// An in-process server, by name: what the CLI reports (for example in
+    /// [`McpServerStatus::config`](super::McpServerStatus)).
     Sdk(SdkServerConfig),
+    /// An in-process server served by this SDK, written as
+    /// `{"type":"sdk","name":…}`. Never the result of decoding.
+    InProcess(Server),
     /// Any other configuration, as it came.
     Unknown(Value),
+}
+
+impl PartialEq for McpServerConfig {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Stdio(a), Self::Stdio(b)) => a == b,
+            (Self::Sse(a), Self::Sse(b)) => a == b,
+            (Self::Http(a), Self::Http(b)) => a == b,
+            (Self::Sdk(a), Self::Sdk(b)) => a == b,
+            (Self::InProcess(a), Self::InProcess(b)) => a.name() == b.name(),
+            (Self::Unknown(a), Self::Unknown(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl From<Server> for McpServerConfig {
+    fn from(server: Server) -> Self {
+        Self::InProcess(server)
+    }
 }
 
 impl McpServerConfig {
@@ -156,7 +192,7 @@ impl McpServerConfig {
             Self::Stdio(_) => "stdio",
             Self::Sse(_) => "sse",
             Self::Http(_) => "http",
-            Self::Sdk(_) => "sdk",
+            Self::Sdk(_) | Self::InProcess(_) => "sdk",
             Self::Unknown(v) => return v.get("type").and_then(Value::as_str),
         })
     }
@@ -211,6 +247,11 @@ impl Serialize for McpServerConfig {
             Self::Sse(c) => c.serialize(s),
             Self::Http(c) => c.serialize(s),
             Self::Sdk(c) => c.serialize(s),
+            Self::InProcess(server) => SdkServerConfig {
+                name: server.name().to_owned(),
+                ..SdkServerConfig::default()
+            }
+            .serialize(s),
             Self::Unknown(v) => v.serialize(s),
         }
     }

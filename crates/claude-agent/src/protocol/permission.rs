@@ -288,6 +288,53 @@ impl PermissionResult {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
+    /// The answer to a `can_use_tool` request whose input was
+    /// `original_input`: an allow always carries `updatedInput` (the
+    /// original input when none was given), as the CLI expects. Moves
+    /// everything; nothing is copied.
+    ///
+    /// ```
+    /// use claude_agent::PermissionResult;
+    /// use serde_json::json;
+    /// let answer = PermissionResult::allow().into_answer(json!({"a": 1}));
+    /// assert_eq!(answer, json!({"behavior": "allow", "updatedInput": {"a": 1}}));
+    /// let answer = PermissionResult::deny("no").into_answer(json!({"a": 1}));
+    /// assert_eq!(answer, json!({"behavior": "deny", "message": "no"}));
+    /// ```
+    pub fn into_answer(self, original_input: Value) -> Value {
+        Value::Object(self.into_map(Some(original_input)))
+    }
+
+    /// The wire form; an allow without `updatedInput` gets `default_input`.
+    fn into_map(self, default_input: Option<Value>) -> Map<String, Value> {
+        let mut map = Map::new();
+        match self {
+            Self::Allow {
+                updated_input,
+                updated_permissions,
+            } => {
+                map.insert("behavior".into(), "allow".into());
+                if let Some(input) = updated_input.or(default_input) {
+                    map.insert("updatedInput".into(), input);
+                }
+                if let Some(updates) = updated_permissions {
+                    map.insert(
+                        "updatedPermissions".into(),
+                        Value::Array(updates.iter().map(PermissionUpdate::to_value).collect()),
+                    );
+                }
+            }
+            Self::Deny { message, interrupt } => {
+                map.insert("behavior".into(), "deny".into());
+                map.insert("message".into(), message.into());
+                if interrupt {
+                    map.insert("interrupt".into(), true.into());
+                }
+            }
+        }
+        map
+    }
+
     /// Decodes the CLI's JSON (`behavior` must be `allow` or `deny`).
     pub fn from_value(value: Value) -> Result<Self, Value> {
         let Value::Object(mut map) = value else {
@@ -317,32 +364,7 @@ impl PermissionResult {
 
 impl Serialize for PermissionResult {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = Map::new();
-        match self {
-            Self::Allow {
-                updated_input,
-                updated_permissions,
-            } => {
-                map.insert("behavior".into(), "allow".into());
-                if let Some(input) = updated_input {
-                    map.insert("updatedInput".into(), input.clone());
-                }
-                if let Some(updates) = updated_permissions {
-                    map.insert(
-                        "updatedPermissions".into(),
-                        Value::Array(updates.iter().map(PermissionUpdate::to_value).collect()),
-                    );
-                }
-            }
-            Self::Deny { message, interrupt } => {
-                map.insert("behavior".into(), "deny".into());
-                map.insert("message".into(), message.clone().into());
-                if *interrupt {
-                    map.insert("interrupt".into(), true.into());
-                }
-            }
-        }
-        map.serialize(s)
+        self.clone().into_map(None).serialize(s)
     }
 }
 

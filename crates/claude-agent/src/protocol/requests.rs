@@ -216,6 +216,47 @@ wire_struct! {
     }
 }
 
+impl InitializeRequest {
+    /// An `initialize` with no hooks (written as `"hooks": null`), agents
+    /// or in-process servers; add them with the `with_*` methods.
+    ///
+    /// ```
+    /// use claude_agent::protocol::{HookEvent, HookMatcherConfig, InitializeRequest};
+    /// use serde_json::json;
+    /// let init = InitializeRequest::new()
+    ///     .with_hook(HookEvent::PreToolUse, HookMatcherConfig::new(Some("Bash".into()), vec!["hook_0".into()]))
+    ///     .with_sdk_mcp_servers(vec!["calc".into()]);
+    /// assert_eq!(init.to_value(), json!({"subtype": "initialize",
+    ///     "hooks": {"PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0"]}]},
+    ///     "sdkMcpServers": ["calc"]}));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a hook matcher for `event`.
+    pub fn with_hook(mut self, event: HookEvent, matcher: HookMatcherConfig) -> Self {
+        self.hooks
+            .get_or_insert_with(BTreeMap::new)
+            .entry(event)
+            .or_default()
+            .push(matcher);
+        self
+    }
+
+    /// Sets the subagents (left out when empty).
+    pub fn with_agents(mut self, agents: BTreeMap<String, AgentDefinition>) -> Self {
+        self.agents = (!agents.is_empty()).then_some(agents);
+        self
+    }
+
+    /// Sets the names of the in-process servers (left out when empty).
+    pub fn with_sdk_mcp_servers(mut self, names: Vec<String>) -> Self {
+        self.sdk_mcp_servers = (!names.is_empty()).then_some(names);
+        self
+    }
+}
+
 wire_struct! {
     /// `interrupt`: stop the current turn.
     pub struct InterruptRequest tags { "subtype" = "interrupt" } {}
@@ -340,6 +381,22 @@ wire_enum! {
 }
 
 impl SdkRequest {
+    /// A request by subtype with its fields, decoded into the typed variant
+    /// when the subtype is known (else kept as `Unknown`).
+    ///
+    /// ```
+    /// use claude_agent::protocol::SdkRequest;
+    /// use serde_json::{Map, json};
+    /// let r = SdkRequest::new("set_model", Map::from_iter([("model".into(), json!("haiku"))]));
+    /// assert_eq!(r, SdkRequest::set_model(Some("haiku".into())));
+    /// let other = SdkRequest::new("brand_new", Map::new());
+    /// assert_eq!(other.subtype(), Some("brand_new"));
+    /// ```
+    pub fn new(subtype: &str, mut fields: Map<String, Value>) -> Self {
+        fields.insert("subtype".into(), Value::String(subtype.to_owned()));
+        Self::from_value(Value::Object(fields))
+    }
+
     /// `{"subtype":"interrupt"}`.
     pub fn interrupt() -> Self {
         Self::Interrupt(InterruptRequest::default())

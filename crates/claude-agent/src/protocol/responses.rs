@@ -128,6 +128,27 @@ impl McpMessageResponse {
             ..Self::default()
         }
     }
+
+    /// The acknowledgement of a CLI→SDK `mcp_message` that carries no
+    /// request (a notification, or a JSON-RPC response to the server): a
+    /// JSON-RPC result object without an id, `{"jsonrpc":"2.0","result":{}}`.
+    /// The CLI waits for it (after `notifications/initialized` it sends
+    /// nothing more until it comes), and a control error instead makes it
+    /// drop the server.
+    pub fn notification_ack() -> Self {
+        let mut ack = Map::with_capacity(2);
+        ack.insert("jsonrpc".into(), Value::String("2.0".into()));
+        ack.insert("result".into(), Value::Object(Map::new()));
+        Self::new(Value::Object(ack))
+    }
+
+    /// The payload of the control response, `{"mcp_response": …}`, built by
+    /// moving the reply (no copy, however big it is).
+    pub fn into_value(self) -> Value {
+        let mut map = self.extra;
+        map.insert("mcp_response".into(), self.mcp_response);
+        Value::Object(map)
+    }
 }
 
 wire_struct! {

@@ -105,8 +105,7 @@ impl std::fmt::Debug for SpawnConfig {
 /// The three parts can be moved to different tasks. Dropping the
 /// [`ChildHandle`] kills the whole process group. The child handle keeps a
 /// clone of the writer (to close stdin during a shutdown), so dropping
-/// `writer` does not close the CLI's stdin: call [`LineWriter::close`] or
-/// shut the child down.
+/// `writer` does not close the CLI's stdin: shut the child down.
 #[derive(Debug)]
 pub(crate) struct Process {
     /// NDJSON from the CLI's stdout.
@@ -259,7 +258,9 @@ impl<W: tokio::io::AsyncWrite + Unpin> LineWriter<W> {
     }
 
     /// Writes what is queued, then closes the pipe (the CLI sees EOF on
-    /// stdin). Idempotent.
+    /// stdin). Idempotent. (The session closes stdin through
+    /// [`ProcessGroup::shutdown`](mcp::ProcessGroup::shutdown).)
+    #[cfg(test)]
     pub(crate) async fn close(&self) -> Result<()> {
         self.inner.close().await.map_err(send_error)
     }

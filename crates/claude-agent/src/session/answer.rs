@@ -1,0 +1,157 @@
+//! Answering the CLI's requests: permission questions, hooks, MCP messages.
+//!
+//! Every request is answered exactly once, also when its handler fails
+//! (a control error) or panics (a control error naming the panic), unless
+//! the CLI withdraws it first (`control_cancel_request`) or the session
+//! ends: then its handler future is dropped (a running tool's or
+//! callback's cancellation token fires) and nothing is answered.
+//!
+//! **Inline first poll.** The reader does not spawn a task per request: it
+//! polls the request's future once, right where it read it. Most answers
+//! are ready at once (a quick tool, `ping`, `tools/list`, an
+//! acknowledgement); theirs is written by that same poll, with no task, no
+//! hand-off between threads and no wakeup. A request that is not done on
+//! its first poll is registered as in flight (so it can be withdrawn) and
+//! moved, as it is, into a task of its own. The reader never *awaits* a
+//! handler; a handler doing seconds of blocking work in its first poll
+//! would still hold the reader up, as it would hold up any tokio worker
+//! (use `spawn_blocking` for such work).
+
+use std::future::{Future, poll_fn};
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use futures::FutureExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Connection;
+use crate::callbacks::{HookContext, PermissionContext};
+use crate::protocol::{CliRequest, ControlRequest, ControlResponse, HookInput};
+
+impl Connection {
+    /// Starts answering one CLI request (see the module docs).
+    pub(super) fn on_control_request(self: &Arc<Self>, request: ControlRequest) {
+        let ControlRequest {
+            request_id,
+            request,
+            ..
+        } = request;
+        run_inline_or_spawn(serve(self.clone(), request_id, request));
+    }
+}
+
+/// Polls `future` once here; if it is not done, hands it to a task.
+fn run_inline_or_spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
+    let mut future = Box::pin(future);
+    // The no-op waker is never needed: a future that is pending after this
+    // poll is polled again at once by its task, with the task's waker.
+    let mut cx = Context::from_waker(Waker::noop());
+    if future.as_mut().poll(&mut cx).is_pending() {
+        tokio::spawn(future);
+    }
+}
+
+/// Computes the answer to one request and writes it, unless the request
+/// is withdrawn first.
+async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
+    // Callbacks get the withdrawal token up front; an MCP message needs one
+    // only if it is still running after its first poll.
+    let mut token = match &request {
+        CliRequest::McpMessage(_) => None,
+        _ => Some(CancellationToken::new()),
+    };
+    let mut work = pin!(AssertUnwindSafe(answer(&conn, request, token.clone())).catch_unwind());
+    let mut withdrawn = None;
+    let outcome = poll_fn(|cx| {
+        if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(outcome));
+        }
+        let withdrawn = match &mut withdrawn {
+            Some(withdrawn) => withdrawn,
+            None => {
+                // Not done at once: from now on it can be withdrawn.
+                let token = token.get_or_insert_with(CancellationToken::new);
+                if conn
+                    .requests
+                    .register_theirs(id.clone(), token.clone())
+                    .is_err()
+                {
+                    // The session has ended (or the CLI reused an id
+                    // still in flight): nobody reads this answer.
+                    return Poll::Ready(None);
+                }
+                withdrawn.insert(Box::pin(token.clone().cancelled_owned()))
+            }
+        };
+        withdrawn.as_mut().poll(cx).map(|()| None)
+    })
+    .await;
+    let Some(outcome) = outcome else {
+        return;
+    };
+    // Withdrawn meanwhile? Then no answer is expected.
+    if withdrawn.is_some() && conn.requests.complete_theirs(&id).is_none() {
+        return;
+    }
+    let response = match outcome {
+        Ok(Ok(payload)) => ControlResponse::success(id, payload),
+        Ok(Err(message)) => ControlResponse::error(id, message),
+        Err(panic) => ControlResponse::error(
+            id,
+            format!(
+                "the SDK's handler panicked: {}",
+                crate::mcp::panic_message(&*panic)
+            ),
+        ),
+    };
+    if let Err(e) = conn.writer.send(&response).await {
+        tracing::debug!("answering the CLI failed: {e}");
+    }
+}
+
+/// The payload of the success answer to one request, or the text of the
+/// control error.
+async fn answer(
+    conn: &Connection,
+    request: CliRequest,
+    cancel: Option<CancellationToken>,
+) -> Result<Value, String> {
+    // Callbacks always get the request's token (see `serve`).
+    let cancel = || cancel.clone().unwrap_or_default();
+    match request {
+        CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message).await),
+        CliRequest::CanUseTool(req) => {
+            let Some(callback) = &conn.callbacks.can_use_tool else {
+                return Err("no permission callback is registered in this SDK session".into());
+            };
+            let ctx = PermissionContext {
+                tool_use_id: req.tool_use_id.clone(),
+                suggestions: req.permission_suggestions.clone().unwrap_or_default(),
+                blocked_path: req.blocked_path.clone(),
+                decision_reason: req.decision_reason.clone(),
+                cancellation: cancel(),
+                raw: req.to_value(),
+            };
+            let result = callback(req.tool_name, req.input.clone(), ctx).await;
+            Ok(result.into_answer(req.input))
+        }
+        CliRequest::HookCallback(req) => {
+            let Some(callback) = conn.callbacks.hook(&req.callback_id) else {
+                return Err(format!("no hook callback with id {:?}", req.callback_id));
+            };
+            let ctx = HookContext {
+                tool_use_id: req.tool_use_id,
+                cancellation: cancel(),
+            };
+            let output = callback(HookInput::from_value(req.input), ctx).await;
+            serde_json::to_value(output).map_err(|e| e.to_string())
+        }
+        CliRequest::Unknown(v) => Err(format!(
+            "unsupported control request subtype {}",
+            v.get("subtype").unwrap_or(&Value::Null)
+        )),
+    }
+}

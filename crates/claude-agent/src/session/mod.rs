@@ -1,0 +1,438 @@
+//! One running CLI process and the control protocol over it.
+//!
+//! * The **reader** task owns the CLI's stdout. It classifies each line once
+//!   ([`Incoming`]) and routes it: an answer to one of our control requests
+//!   to its waiter, a withdrawal to the request it names, a CLI request to
+//!   its handler ([`answer`]: polled once inline, a task of its own only if
+//!   it is not done at once), and every other message into the user's
+//!   [queue](queue), bounded in bytes. It never waits for the user nor
+//!   awaits a handler, so control traffic and tool calls flow however slowly
+//!   the user reads.
+//! * Everything written to the CLI goes through the one [`LineWriter`],
+//!   which keeps every frame whole. Async senders (user messages, our
+//!   control requests, answers) write directly and so wait for the CLI to
+//!   read (backpressure); the servers' notifications, produced
+//!   synchronously inside tools, go through the bridge's bounded
+//!   [`Outbox`](crate::bridge::Outbox).
+//! * Our pending control requests and the CLI's requests in flight live in
+//!   one [`RequestTable`]; when the session ends, ours fail with how the CLI
+//!   ended and theirs are withdrawn (their handler futures dropped, a
+//!   running tool's cancellation token fires, nothing is answered).
+//!
+//! Once the CLI has ended, sending fails at once (with how the CLI ended,
+//! [`Error::CliExited`], when it ended on its own; [`Error::Closed`] after
+//! `shutdown`), and a control request never waits out its timeout for an
+//! answer that cannot come.
+
+mod answer;
+pub(crate) mod queue;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::{self, Bridge, Outbox};
+use crate::callbacks::Callbacks;
+use crate::command;
+use crate::error::{Error, Result};
+use crate::mcp::transport::RequestTable;
+use crate::message::UserInput;
+use crate::options::Options;
+use crate::protocol::{
+    ControlResponse, Incoming, InitializeRequest, InitializeResponse, SdkControlRequest, SdkRequest,
+};
+use crate::transport::{self, ChildHandle, LineReader, LineWriter, ShutdownTimeouts, SpawnConfig};
+use queue::{Inbox, MessageSender, json_size, message_queue};
+
+/// How one of our control requests ended: the CLI's answer, or how the CLI
+/// ended before answering.
+type Answered = Result<ControlResponse>;
+
+/// The connection to one running CLI, shared by the session, its reader and
+/// the tasks answering the CLI's requests.
+pub(crate) struct Connection {
+    writer: LineWriter,
+    /// Ours: waiters by request id. Theirs: the withdrawal token of each CLI
+    /// request still being answered after its first poll.
+    requests: RequestTable<String, oneshot::Sender<Answered>, CancellationToken>,
+    next_id: AtomicU64,
+    id_salt: u32,
+    pub(crate) bridge: Bridge,
+    callbacks: Callbacks,
+    control_timeout: Duration,
+    /// User messages written minus `result`s read: turns still running.
+    open_turns: AtomicUsize,
+    child: ChildHandle,
+    shutdown_timeouts: ShutdownTimeouts,
+    /// Fired when the session is over (the CLI ended, `shutdown`, or drop).
+    closed: CancellationToken,
+    /// How the session ended, when it ended on its own (the CLI exited, or
+    /// the user's queue overflowed): what sending fails with afterwards.
+    exit: Mutex<Option<Error>>,
+    /// Set when `shutdown` begins: the end that follows is the expected one.
+    shutting_down: AtomicBool,
+}
+
+/// A running CLI session. Dropping it kills the CLI's process group.
+pub(crate) struct Session {
+    pub(crate) conn: Arc<Connection>,
+    /// The user's end of the message queue, while no stream holds it.
+    inbox: Mutex<Option<Inbox>>,
+    initialize: InitializeRequest,
+}
+
+impl Session {
+    /// Starts the CLI for `options` and the tasks around it. Sends nothing.
+    pub(crate) async fn spawn(options: &Options) -> Result<Self> {
+        let cli = transport::find_cli(options.cli_path.as_deref())?;
+        let cmd = command::build(options)?;
+        let mut config = SpawnConfig::new(cli);
+        config.args = cmd.args;
+        config.env = cmd.env;
+        config.env_remove = cmd.env_remove;
+        config.cwd = options.cwd.clone();
+        config.max_line_bytes = options.effective_max_line_bytes();
+        config.stderr_callback = options.stderr.clone();
+        let process = transport::spawn(config)?;
+
+        let (outbox, outbox_reader) = Outbox::new(bridge::NOTIFICATION_BUDGET);
+        let bridge = Bridge::new(outbox);
+        for server in options.in_process_servers()? {
+            bridge.insert(server);
+        }
+        let init = InitializeRequest::new()
+            .with_agents(options.agents.clone())
+            .with_sdk_mcp_servers(bridge.names());
+        let (callbacks, initialize) =
+            Callbacks::register(options.can_use_tool.clone(), &options.hooks, init);
+
+        let conn = Arc::new(Connection {
+            writer: process.writer.clone(),
+            requests: RequestTable::new(),
+            next_id: AtomicU64::new(1),
+            id_salt: random_u32(),
+            bridge,
+            callbacks,
+            control_timeout: options.effective_control_timeout(),
+            open_turns: AtomicUsize::new(0),
+            child: process.child,
+            shutdown_timeouts: options.shutdown_timeouts,
+            closed: CancellationToken::new(),
+            exit: Mutex::new(None),
+            shutting_down: AtomicBool::new(false),
+        });
+        let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
+        tokio::spawn(bridge::pump(
+            outbox_reader,
+            process.writer,
+            conn.closed.clone(),
+        ));
+        tokio::spawn(read(process.reader, conn.clone(), messages));
+        Ok(Self {
+            conn,
+            inbox: Mutex::new(Some(inbox)),
+            initialize,
+        })
+    }
+
+    /// Sends `initialize` and waits for its answer.
+    pub(crate) async fn initialize(&self) -> Result<InitializeResponse> {
+        self.conn
+            .request_typed(SdkRequest::Initialize(self.initialize.clone()))
+            .await
+    }
+
+    /// Takes the user's end of the message queue (`None` while a stream
+    /// holds it); give it back with [`put_inbox`](Self::put_inbox).
+    pub(crate) fn take_inbox(&self) -> Option<Inbox> {
+        self.inbox.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Gives the queue back after [`take_inbox`](Self::take_inbox).
+    pub(crate) fn put_inbox(&self, inbox: Inbox) {
+        *self.inbox.lock().unwrap_or_else(|e| e.into_inner()) = Some(inbox);
+    }
+}
+
+impl Drop for Session {
+    /// The reader task keeps the connection (and so the child handle) alive
+    /// until the CLI's stdout ends, so the session kills the group itself:
+    /// nothing outlives the session that started it.
+    fn drop(&mut self) {
+        self.conn.child.kill_unless_clean();
+        self.conn.closed.cancel();
+        self.conn.withdraw_theirs();
+    }
+}
+
+impl Connection {
+    /// Writes a user message and counts a turn.
+    pub(crate) async fn send_user(&self, message: &UserInput) -> Result<()> {
+        self.check_open()?;
+        // Counted before sending: the result may arrive before `send` returns.
+        self.open_turns.fetch_add(1, Ordering::SeqCst);
+        if let Err(e) = self.writer.send(message).await {
+            self.open_turns.fetch_sub(1, Ordering::SeqCst);
+            return Err(self.write_failed(e).await);
+        }
+        Ok(())
+    }
+
+    /// Turns written whose `result` has not arrived yet.
+    pub(crate) fn open_turns(&self) -> usize {
+        self.open_turns.load(Ordering::SeqCst)
+    }
+
+    /// Fired when the session is over.
+    pub(crate) fn closed(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// Closes stdin, waits for the CLI to exit (escalating to SIGTERM and
+    /// SIGKILL on timeout) and reaps it.
+    pub(crate) async fn shutdown(&self) {
+        self.shutting_down.store(true, Ordering::SeqCst);
+        self.child.shutdown(self.shutdown_timeouts).await;
+        self.closed.cancel();
+    }
+
+    /// Sends a control request and decodes the answer as `T`.
+    pub(crate) async fn request_typed<T: serde::de::DeserializeOwned>(
+        &self,
+        request: SdkRequest,
+    ) -> Result<T> {
+        Ok(serde_json::from_value(self.request(request).await?)?)
+    }
+
+    /// Sends a control request and waits for its answer's payload (`{}`
+    /// when the CLI sent none).
+    pub(crate) async fn request(&self, request: SdkRequest) -> Result<Value> {
+        let subtype = request.subtype().unwrap_or_default().to_owned();
+        self.check_open()?;
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let request_id = format!("req_{n}_{:08x}", self.id_salt);
+        let (tx, rx) = oneshot::channel();
+        if self.requests.register_ours(request_id.clone(), tx).is_err() {
+            return Err(self.closed_error());
+        }
+        // Whatever happens below (even this future being dropped), the
+        // entry does not outlive the request.
+        let _forget = Forget(&self.requests, &request_id);
+        let frame = SdkControlRequest::new(request_id.clone(), request);
+        if let Err(e) = self.writer.send(&frame).await {
+            return Err(self.write_failed(e).await);
+        }
+        // `biased`: an answer (or the exit error the reader sends at the
+        // end) wins over the bare `closed`, which only matters for a
+        // request that slipped in after the reader failed the pending ones.
+        let answer = tokio::select! {
+            biased;
+            answer = tokio::time::timeout(self.control_timeout, rx) => Some(answer),
+            () = self.closed.cancelled() => None,
+        };
+        match answer {
+            Some(Ok(Ok(Ok(response)))) => response.into_result().map_err(|e| Error::ControlError {
+                subtype,
+                message: e.error.unwrap_or_else(|| "(no message)".into()),
+                code: e.error_code,
+            }),
+            Some(Ok(Ok(Err(ended)))) => Err(ended),
+            Some(Ok(Err(_))) | None => Err(self.closed_error()),
+            Some(Err(_)) => Err(Error::ControlTimeout {
+                subtype,
+                timeout: self.control_timeout,
+            }),
+        }
+    }
+
+    /// Fails at once when the session is over.
+    fn check_open(&self) -> Result<()> {
+        // `exit` is recorded before the end is reported to the user, so a
+        // send made after seeing that report fails even if `closed` has not
+        // fired yet.
+        if self.closed.is_cancelled() || self.exit_recorded() {
+            return Err(self.closed_error());
+        }
+        Ok(())
+    }
+
+    fn exit_recorded(&self) -> bool {
+        self.exit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    /// Why nothing can be sent any more: how the session ended, if it
+    /// ended on its own, else [`Error::Closed`].
+    fn closed_error(&self) -> Error {
+        self.exit
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or(Error::Closed, clone_exit)
+    }
+
+    /// The error for a failed write: the CLI is gone or going, so wait
+    /// (briefly) for the reader to learn how it ended and say that.
+    async fn write_failed(&self, error: Error) -> Error {
+        let ended = tokio::time::timeout(Duration::from_secs(5), self.closed.cancelled()).await;
+        match ended {
+            Ok(()) => self.closed_error(),
+            Err(_) => error,
+        }
+    }
+
+    /// Withdraws every CLI request still being answered: their handler
+    /// futures are dropped and nothing is answered. For when nobody is left
+    /// to read the answers.
+    fn withdraw_theirs(&self) {
+        for token in self.requests.drain_theirs() {
+            token.cancel();
+        }
+    }
+
+    /// Routes one line from the CLI. `Err` when the user's queue overflowed.
+    fn route(
+        self: &Arc<Self>,
+        value: Value,
+        messages: &MessageSender,
+    ) -> std::result::Result<(), queue::Overflow> {
+        // Only messages for the user are charged to the queue's budget.
+        let size = match value.get("type").and_then(Value::as_str) {
+            Some(t) if t.starts_with("control_") => 0,
+            _ => json_size(&value),
+        };
+        match Incoming::from_value(value) {
+            Incoming::ControlRequest(request) => self.on_control_request(request),
+            Incoming::ControlResponse(response) => {
+                // Answers to ids we do not know (late answers, the CLI's
+                // acknowledgements of our notifications, our own answers
+                // echoed by --replay-user-messages) are ignored.
+                if let Some(waiter) = response
+                    .request_id()
+                    .and_then(|id| self.requests.complete_ours(&id.to_owned()))
+                {
+                    let _ = waiter.send(Ok(response));
+                }
+            }
+            Incoming::ControlCancel(cancel) => {
+                if let Some(token) = self.requests.complete_theirs(&cancel.request_id) {
+                    token.cancel();
+                }
+            }
+            Incoming::Message(message) => {
+                if message.is_result() {
+                    let _ = self
+                        .open_turns
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                            Some(n.saturating_sub(1))
+                        });
+                }
+                messages.push(message, size)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The session is over: `overflow` when the user's queue overflowed,
+    /// else the CLI's stdout ended.
+    async fn end(&self, messages: MessageSender, overflow: Option<queue::Overflow>) {
+        // Nobody will read answers any more: stop the handlers still running.
+        self.withdraw_theirs();
+        let error = match overflow {
+            Some(overflow) => {
+                self.child.kill_unless_clean();
+                Error::MessageBufferFull {
+                    limit: overflow.limit,
+                }
+            }
+            // How the CLI ended, for the errors below.
+            None => self.child.exit_error(Duration::from_secs(2)).await,
+        };
+        let failed = matches!(error, Error::MessageBufferFull { .. });
+        if failed || !self.shutting_down.load(Ordering::SeqCst) {
+            *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(clone_exit(&error));
+        }
+        let (ours, theirs) = self.requests.close();
+        for token in theirs {
+            token.cancel();
+        }
+        for waiter in ours {
+            let _ = waiter.send(Err(clone_exit(&error)));
+        }
+        if failed || (self.open_turns() > 0 && !self.closed.is_cancelled()) {
+            messages.finish(error);
+        }
+        self.closed.cancel();
+    }
+}
+
+/// Removes our request from the table when dropped (answered, failed, timed
+/// out, or abandoned by its caller).
+struct Forget<'a>(
+    &'a RequestTable<String, oneshot::Sender<Answered>, CancellationToken>,
+    &'a String,
+);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.0.complete_ours(self.1);
+    }
+}
+
+/// The reader task: routes every line until the CLI's stdout ends.
+async fn read(mut reader: LineReader, conn: Arc<Connection>, messages: MessageSender) {
+    let mut overflow = None;
+    while let Some(line) = reader.next_line().await {
+        let routed = match line {
+            Ok(value) => conn.route(value, &messages),
+            // A line too long or not decodable: reported, and the session
+            // goes on (nothing the CLI sends is fatal).
+            Err(e @ (Error::LineTooLong { .. } | Error::Protocol { .. })) => messages.report(e),
+            Err(e) => {
+                tracing::debug!("reading the CLI's stdout failed: {e}");
+                break;
+            }
+        };
+        if let Err(full) = routed {
+            overflow = Some(full);
+            break;
+        }
+    }
+    conn.end(messages, overflow).await;
+}
+
+/// `Error` is not `Clone` (it holds `io::Error`); the errors that end a
+/// session are rebuilt.
+fn clone_exit(error: &Error) -> Error {
+    match error {
+        Error::CliExited {
+            code,
+            signal,
+            stderr_tail,
+        } => Error::CliExited {
+            code: *code,
+            signal: *signal,
+            stderr_tail: stderr_tail.clone(),
+        },
+        Error::MessageBufferFull { limit } => Error::MessageBufferFull { limit: *limit },
+        _ => Error::Closed,
+    }
+}
+
+fn random_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.finish() as u32
+}
