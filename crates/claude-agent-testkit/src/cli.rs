@@ -230,7 +230,10 @@ pub fn find_in(install_dir: &Path) -> Option<PathBuf> {
 
 /// Finds the pinned CLI without installing: `$CLAUDE_AGENT_TEST_CLI`, then the cache
 /// folder. `Ok(None)` when it is not installed.
-pub fn find_cli() -> Result<Option<PathBuf>, CliError> {
+///
+/// Unlike `claude_agent::find_cli`, which takes whatever `claude` the SDK would run,
+/// this accepts only the [`PINNED_CLI_VERSION`].
+pub fn find_installed_cli() -> Result<Option<PathBuf>, CliError> {
     if let Some(p) = std::env::var_os(CLI_PATH_ENV).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(p);
         return match check_pinned(&path) {
@@ -259,7 +262,7 @@ pub fn pinned_cli() -> Result<PathBuf, CliError> {
     if let Some(p) = FOUND.get() {
         return Ok(p.clone());
     }
-    let path = match find_cli()? {
+    let path = match find_installed_cli()? {
         Some(p) => p,
         None => install_into(&install_dir()?)?,
     };

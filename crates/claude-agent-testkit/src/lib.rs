@@ -38,4 +38,6 @@ pub mod mock_api;
 pub mod tasks;
 
 pub use cli::{CliEnv, PINNED_CLI_VERSION, pinned_cli};
-pub use mock_api::{MockModel, MockModelBuilder, RecordedRequest, RequestKind, ToolResult, Turn};
+pub use mock_api::{
+    MockModel, MockModelBuilder, RecordedRequest, RecordedToolResult, RequestKind, Turn,
+};
