@@ -6,9 +6,7 @@
 //!   request for assertions.
 //! * [`cli`] — finds or installs the pinned Claude Code CLI ([`PINNED_CLI_VERSION`]) and
 //!   builds the offline environment ([`CliEnv`]) that points it at a mock.
-//! * [`fake_cli`] — a fake CLI (the `fake-claude` binary) that speaks the real CLI's wire
-//!   protocol and plays scripted scenarios: conversations, tool-call load for the benchmark,
-//!   and misbehaviour for fault tests.
+//! * [`tasks`] — checks that a test left no Tokio task running.
 //!
 //! ```no_run
 //! use claude_agent_testkit::{CliEnv, MockModel, Turn, pinned_cli};
@@ -33,7 +31,6 @@
 #![warn(missing_docs)]
 
 pub mod cli;
-pub mod fake_cli;
 pub mod mock_api;
 pub mod tasks;
 

@@ -1,4 +1,4 @@
-//! Faults in what the CLI writes on stdout, against the testkit's fake CLI:
+//! Faults in what the CLI writes on stdout, against the fake CLI:
 //! garbage, truncated and invalid UTF-8 lines, over-long and huge lines,
 //! unknown message types and subtypes.
 
