@@ -42,7 +42,6 @@
 //! speaks to its stdin/stdout as it would to an SDK (no `initialize` is
 //! expected; the servers are `params.servers`, default `["bench"]`). This is
 //! how the echo floor is measured with the same load generator.
-
 //!
 //! The other binary, `echo-responder`, is the benchmark's floor: the least an
 //! SDK must do per `tools/call` (see its source).
@@ -77,7 +76,7 @@ pub fn binary() -> std::io::Result<PathBuf> {
 }
 
 /// Builds one binary of this crate like [`binary`] does and returns its path.
-pub fn build_bin(name: &str) -> std::io::Result<PathBuf> {
+fn build_bin(name: &str) -> std::io::Result<PathBuf> {
     if name == "fake-claude"
         && let Some(p) = std::env::var_os("FAKE_CLAUDE_BIN")
     {
