@@ -1,6 +1,6 @@
 """The official Python SDK (`claude-agent-sdk`) as a subject of `scripts/bench`.
 
-The same program as `crates/claude-agent/examples/bench_sdk.rs`: an in-process
+The same program as `crates/devtools/src/bin/bench-sdk.rs`: an in-process
 server `bench` with one tool `add` ({a, b, pad?, reply_bytes?} -> the text
 "sum=<a+b>" followed by reply_bytes x's), run through `query()` with the fake
 CLI as the CLI (`FAKE_CLAUDE_PATH`), which inherits FAKE_CLAUDE_SCENARIO /
@@ -29,7 +29,7 @@ from claude_agent_sdk import (
     tool,
 )
 
-# Room for the 10 MiB payload phase (as bench_sdk.rs's max_result_chars).
+# Room for the 10 MiB payload phase (as bench-sdk.rs's max_result_chars).
 MAX_RESULT = 64 << 20
 
 SCHEMA = {
@@ -50,7 +50,7 @@ SCHEMA = {
 
 @tool("add", "Add two numbers", SCHEMA, annotations=ToolAnnotations(maxResultSizeChars=MAX_RESULT))
 async def add(args):
-    # The same construction as the echo floor's and bench_sdk.rs's.
+    # The same construction as the echo floor's and bench-sdk.rs's.
     text = f"sum={args['a'] + args['b']}" + "x" * int(args.get("reply_bytes") or 0)
     return {"content": [{"type": "text", "text": text}]}
 

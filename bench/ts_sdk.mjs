@@ -1,7 +1,7 @@
 // The official TypeScript SDK (@anthropic-ai/claude-agent-sdk) as a subject of
 // scripts/bench.
 //
-// The same program as crates/claude-agent/examples/bench_sdk.rs: an
+// The same program as crates/devtools/src/bin/bench-sdk.rs: an
 // in-process server `bench` with one tool `add` ({a, b, pad?, reply_bytes?}
 // -> the text "sum=<a+b>" followed by reply_bytes x's), run through query()
 // with the fake CLI as the CLI (FAKE_CLAUDE_PATH), which inherits
@@ -31,7 +31,7 @@ const add = tool(
     pad: z.string().optional().describe("Padding, to make the arguments big; ignored."),
     reply_bytes: z.number().int().min(0).optional().describe("Bytes of x to append to the result, to make it big."),
   },
-  // The same construction as the echo floor's and bench_sdk.rs's.
+  // The same construction as the echo floor's and bench-sdk.rs's.
   async (args) => ({
     content: [{ type: "text", text: `sum=${args.a + args.b}` + "x".repeat(args.reply_bytes ?? 0) }],
   }),

@@ -7,8 +7,6 @@
 #![cfg(feature = "http-client")]
 #[path = "support/fault_http.rs"]
 mod fault_http;
-#[path = "support/tasks.rs"]
-mod tasks;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -16,9 +14,9 @@ use std::time::{Duration, Instant};
 use claude_agent_mcp::client::{
     ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
+use claude_agent_testkit::tasks::Baseline;
 use fault_http::FaultServer;
 use serde_json::json;
-use tasks::Baseline;
 
 /// The message cap the tests set (the default is 64 MiB).
 const CAP: usize = 64 * 1024;

@@ -5,8 +5,6 @@
 //! timeout) with a `Closed` error saying how the server ended; the child
 //! is reaped while the client still exists; later calls fail fast; and
 //! once the client is gone no task of its is left on the runtime.
-#[path = "support/tasks.rs"]
-mod tasks;
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -15,8 +13,8 @@ use std::time::{Duration, Instant};
 use claude_agent_mcp::client::{
     ClientError, ClientOptions, HandshakeMode, McpClient, StdioOptions, StdioTransport,
 };
+use claude_agent_testkit::tasks::Baseline;
 use serde_json::json;
-use tasks::Baseline;
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/dying_server.py");
 

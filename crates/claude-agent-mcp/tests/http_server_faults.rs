@@ -7,15 +7,13 @@
 #[path = "support/http_session.rs"]
 mod http_session;
 
-#[path = "support/tasks.rs"]
-mod tasks;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_agent_mcp::{LogLevel, Server, Tool, ToolContext};
+use claude_agent_testkit::tasks::Baseline;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Semaphore;
@@ -140,7 +138,7 @@ impl Running {
     }
 
     /// Stops the service and checks that only the test's own work is left.
-    async fn stop(self, baseline: tasks::Baseline) {
+    async fn stop(self, baseline: Baseline) {
         self.shutdown.cancel();
         drop(self.http);
         bounded(self.task).await.unwrap();
@@ -211,7 +209,7 @@ async fn bounded<F: Future>(f: F) -> F::Output {
 /// client gets its result by resuming with `Last-Event-ID`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_dropping_mid_call_resumes_and_gets_the_result() {
-    let baseline = tasks::Baseline::now();
+    let baseline = Baseline::now();
     let t = start(StreamableHttpConfig::default()).await;
     let sid = t.initialize().await;
 
@@ -238,7 +236,7 @@ async fn a_client_dropping_mid_call_resumes_and_gets_the_result() {
 /// still gets the result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_stops_reading_is_cut_off_and_resumes_to_the_result() {
-    let baseline = tasks::Baseline::now();
+    let baseline = Baseline::now();
     let t = start(StreamableHttpConfig::default()).await;
     let sid = t.initialize().await;
 
@@ -290,7 +288,7 @@ async fn a_client_that_stops_reading_is_cut_off_and_resumes_to_the_result() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_requests_time_out_without_holding_up_other_clients() {
     use tokio::io::AsyncReadExt;
-    let baseline = tasks::Baseline::now();
+    let baseline = Baseline::now();
     let t =
         start(StreamableHttpConfig::default().request_read_timeout(Duration::from_secs(1))).await;
 
@@ -338,7 +336,7 @@ async fn half_sent_requests_time_out_without_holding_up_other_clients() {
 /// connection is closed, no task is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_ends_open_streams_running_calls_and_stalled_connections() {
-    let baseline = tasks::Baseline::now();
+    let baseline = Baseline::now();
     let t = start(StreamableHttpConfig::default().shutdown_grace(Duration::from_millis(500))).await;
     let sid = t.initialize().await;
     let get = t

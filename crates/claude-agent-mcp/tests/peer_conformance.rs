@@ -1,11 +1,11 @@
 //! The official MCP conformance harness (server mode) against our
-//! conformance server (examples/conformance_server.rs) over Streamable HTTP.
+//! conformance server (crates/devtools/src/bin/conformance-server) over Streamable HTTP.
 //! Peers come from scripts/install-mcp-peers; without them the test prints
 //! `SKIPPED` (and fails when `CI` or `CLAUDE_AGENT_PEERS_DIR` is set).
 #[path = "support/peers.rs"]
 mod peers;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -47,34 +47,6 @@ const EXPECTED_FAILURES: &[(&str, &str)] = &[
 const TASKS: &str = "the Tasks extension (SEP-2663, io.modelcontextprotocol/tasks) is not \
                      implemented: an optional extension, not scored for 2026-07-28";
 
-fn conformance_server() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/conformance_server");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "-p",
-                "claude-agent-mcp",
-                "--example",
-                "conformance_server",
-            ])
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "building the conformance_server example failed"
-        );
-    }
-    path
-}
-
 fn installed(dir: &Path) -> bool {
     dir.join(".mcp-peers-installed").exists()
 }
@@ -96,7 +68,7 @@ async fn conformance_server_suites_pass() {
         eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
         return;
     }
-    let server = conformance_server();
+    let server = peers::devtool("conformance-server");
     for (harness, args, expected, failing) in SUITES {
         let port = peers::free_port();
         let mut cmd = Command::new(&server);

@@ -1,5 +1,5 @@
 //! The official MCP conformance harness (client mode) running our client
-//! (examples/conformance_client.rs) against its own scenario servers.
+//! (crates/devtools/src/bin/conformance-client.rs) against its own scenario servers.
 //! Peers come from scripts/install-mcp-peers; without them the test prints
 //! `SKIPPED` (and fails when `CI` or `CLAUDE_AGENT_PEERS_DIR` is set).
 #![cfg(feature = "http-client")]
@@ -7,8 +7,7 @@
 #[path = "support/peers.rs"]
 mod peers;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 /// The client scenarios we claim, with the number of checks each must pass.
@@ -20,26 +19,6 @@ const SCENARIOS: &[(&str, usize)] = &[
     ("elicitation-sep1034-client-defaults", 5),
     ("sse-retry", 3),
 ];
-
-fn example(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name);
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "claude-agent-mcp", "--example", name])
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the {name} example failed");
-    }
-    path
-}
 
 fn installed(dir: &Path) -> bool {
     dir.join(".mcp-peers-installed").exists()
@@ -62,7 +41,7 @@ async fn conformance_client_scenarios_pass() {
         eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
         return;
     }
-    let client = example("conformance_client");
+    let client = peers::devtool("conformance-client");
     // The harness splits the command on spaces: the path must have none.
     assert!(
         !client.to_string_lossy().contains(' '),

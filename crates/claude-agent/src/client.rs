@@ -14,7 +14,7 @@ use crate::protocol::{
 use crate::query::PromptInput;
 use crate::session::Session;
 use crate::session::queue::Inbox;
-use crate::stream::{MessageStream, ends_stream};
+use crate::stream::MessageStream;
 
 /// A multi-turn conversation with the CLI.
 ///
@@ -117,7 +117,7 @@ impl Client {
                     let item = loan.next().await?;
                     let done = match &item {
                         Ok(message) => until_result && message.is_result(),
-                        Err(e) => ends_stream(e),
+                        Err(e) => e.ends_stream(),
                     };
                     Some((
                         item,

@@ -114,6 +114,17 @@ pub enum Error {
     Json(#[from] serde_json::Error),
 }
 
+impl Error {
+    /// Whether this error, as an item of a [`MessageStream`](crate::MessageStream),
+    /// is its last. `false` only for the reports of a line the SDK had to
+    /// skip, [`Error::LineTooLong`] and [`Error::Protocol`]: nothing the CLI
+    /// sends is fatal, so the stream goes on after them. Every other error
+    /// ends the stream.
+    pub fn ends_stream(&self) -> bool {
+        !matches!(self, Error::LineTooLong { .. } | Error::Protocol { .. })
+    }
+}
+
 fn display_paths(paths: &[PathBuf]) -> String {
     if paths.is_empty() {
         return "(nothing)".into();
@@ -178,5 +189,23 @@ mod tests {
         let shown = truncate_for_display(&line);
         assert!(shown.len() < 600);
         assert!(shown.ends_with("(2000 bytes in all)"));
+    }
+
+    #[test]
+    fn only_reports_of_skipped_lines_let_a_stream_go_on() {
+        let protocol = Error::Protocol {
+            message: "number out of range".into(),
+            line: "{\"n\":1e999}".into(),
+        };
+        assert!(!protocol.ends_stream());
+        assert!(!Error::LineTooLong { limit: 10 }.ends_stream());
+        assert!(Error::MessageBufferFull { limit: 10 }.ends_stream());
+        assert!(Error::Closed.ends_stream());
+        let exited = Error::CliExited {
+            code: Some(1),
+            signal: None,
+            stderr_tail: String::new(),
+        };
+        assert!(exited.ends_stream());
     }
 }

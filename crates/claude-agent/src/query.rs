@@ -11,7 +11,7 @@ use crate::message::{ContentBlock, Message, UserInput};
 use crate::options::Options;
 use crate::session::queue::Inbox;
 use crate::session::{Connection, Session};
-use crate::stream::{MessageStream, ends_stream};
+use crate::stream::MessageStream;
 
 /// What to send the model: one user message, or a stream of them.
 ///
@@ -124,7 +124,7 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> MessageStream<
                     State::Running(run)
                 }
             }
-            Err(e) if !ends_stream(e) => State::Running(run),
+            Err(e) if !e.ends_stream() => State::Running(run),
             Err(_) => State::Done,
         };
         Some((item, state))

@@ -7,20 +7,21 @@ use std::task::{Context, Poll};
 
 use futures::stream::{BoxStream, Stream, StreamExt};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::message::Message;
 
 /// A stream of the CLI's messages. It is `Unpin`: call
 /// [`next`](futures::StreamExt::next) on it directly, no pinning needed.
 ///
 /// **Errors.** An `Err` item for a line the SDK had to skip —
-/// [`Error::LineTooLong`] (over [`Options::max_line_bytes`](crate::Options::max_line_bytes))
-/// or [`Error::Protocol`] (a JSON object serde cannot hold, such as a number
+/// [`Error::LineTooLong`](crate::Error::LineTooLong) (over [`Options::max_line_bytes`](crate::Options::max_line_bytes))
+/// or [`Error::Protocol`](crate::Error::Protocol) (a JSON object serde cannot hold, such as a number
 /// out of range) — is a report: the stream goes on after it, since nothing
 /// the CLI sends is fatal. Any other error ends the stream (the CLI exited,
-/// [`Error::MessageBufferFull`], …) and is its last item; so a loop that
+/// [`Error::MessageBufferFull`](crate::Error::MessageBufferFull), …) and is its last item; so a loop that
 /// stops at the first error with `?` is always correct, and one that
-/// wants to see past skipped lines continues on those two.
+/// wants to see past skipped lines continues while
+/// [`Error::ends_stream`](crate::Error::ends_stream) is `false`.
 #[must_use = "streams do nothing unless polled"]
 pub struct MessageStream<'a> {
     inner: BoxStream<'a, Result<Message>>,
@@ -45,33 +46,5 @@ impl Stream for MessageStream<'_> {
 impl fmt::Debug for MessageStream<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MessageStream").finish_non_exhaustive()
-    }
-}
-
-/// Whether an error item ends a stream (see [`MessageStream`]).
-pub(crate) fn ends_stream(error: &Error) -> bool {
-    !matches!(error, Error::LineTooLong { .. } | Error::Protocol { .. })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_reports_of_skipped_lines_let_a_stream_go_on() {
-        let protocol = Error::Protocol {
-            message: "number out of range".into(),
-            line: "{\"n\":1e999}".into(),
-        };
-        assert!(!ends_stream(&protocol));
-        assert!(!ends_stream(&Error::LineTooLong { limit: 10 }));
-        assert!(ends_stream(&Error::MessageBufferFull { limit: 10 }));
-        assert!(ends_stream(&Error::Closed));
-        let exited = Error::CliExited {
-            code: Some(1),
-            signal: None,
-            stderr_tail: String::new(),
-        };
-        assert!(ends_stream(&exited));
     }
 }

@@ -63,7 +63,7 @@ async fn second_turn_still_has_the_tools() {
         assert_eq!(tool_uses(&second).len(), 1);
         assert_eq!(tool_results(&second).len(), 1);
 
-        let requests = h.mock.conversation_requests();
+        let requests = h.mock().conversation_requests();
         assert_eq!(requests.len(), 4);
         for r in &requests {
             assert!(
@@ -195,10 +195,10 @@ async fn control_requests_get_typed_answers_and_errors_carry_the_code() {
 
         client.query("add").await.unwrap();
         let messages = turn(&client).await;
-        let conversation = h.mock.conversation_requests();
+        let conversation = h.mock().conversation_requests();
         assert_eq!(conversation[0].model(), Some("claude-haiku-4-5"));
         assert_eq!(asked.load(Ordering::SeqCst), 0, "dontAsk asked anyway");
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1);
         assert!(sent[0].is_error, "{:?}", sent[0]);
         let result = results(&messages).pop().unwrap();

@@ -55,7 +55,7 @@ async fn pre_tool_use_hook_blocks_the_tool() {
 
         assert_eq!(hooked.load(Ordering::SeqCst), 1);
         assert_eq!(calls.load(Ordering::SeqCst), 0, "the blocked tool ran");
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1);
         assert!(sent[0].is_error);
         assert!(sent[0].text().contains("hook says no"), "{:?}", sent[0]);
@@ -169,7 +169,7 @@ async fn hooks_get_typed_inputs() {
         );
 
         // The UserPromptSubmit hook's context reached the model.
-        let first = &h.mock.conversation_requests()[0];
+        let first = &h.mock().conversation_requests()[0];
         let body = serde_json::to_string(first.messages()).unwrap();
         assert!(body.contains("context-from-the-hook"), "{body}");
         h.finish().await;

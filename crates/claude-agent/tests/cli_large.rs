@@ -96,7 +96,7 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
         let took = started.elapsed();
         assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
 
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 2, "{sent:?}");
         assert!(sent.iter().all(|r| !r.is_error));
         // 500,000 characters: inline, whole.
@@ -107,7 +107,7 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
         assert!(notice.contains("BEGIN-OF-BIG-RESULT"), "{notice:.300}");
         let path = persisted_path(&notice);
         assert!(
-            path.starts_with(h.env.config_dir()),
+            path.starts_with(h.env().config_dir()),
             "{} is not under the config folder",
             path.display()
         );
@@ -205,7 +205,7 @@ async fn five_hundred_mib_result_is_capped_in_place() {
             grew >> 20
         );
 
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1, "{sent:?}");
         assert!(!sent[0].is_error);
         // Without `anthropic/maxResultSizeChars` the CLI's token limit
@@ -217,7 +217,7 @@ async fn five_hundred_mib_result_is_capped_in_place() {
             .and_then(|rest| rest.split_whitespace().next())
             .map(|p| PathBuf::from(p.trim_end_matches('.')))
             .unwrap_or_else(|| panic!("no saved-output notice: {notice:.300}"));
-        assert!(path.starts_with(h.env.config_dir()), "{}", path.display());
+        assert!(path.starts_with(h.env().config_dir()), "{}", path.display());
         let saved = std::fs::read_to_string(&path).expect("the saved result");
         let (kept, note) = saved.split_at(CAP);
         assert!(kept.starts_with("HEAD-0123456789abcdef"));

@@ -82,7 +82,7 @@ async fn status_and_toggle_off_and_on() {
         assert_eq!(info.version.as_deref(), Some("2.5.0"));
         turn(&client, "one").await;
         let offered = |i: usize| -> Vec<String> {
-            h.mock.conversation_requests()[i]
+            h.mock().conversation_requests()[i]
                 .tool_names()
                 .into_iter()
                 .filter(|n| n.starts_with("mcp__"))
@@ -177,7 +177,7 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
         assert!(changed.removed.is_empty(), "{changed:?}");
 
         let messages = turn(&client, "one").await;
-        let texts: Vec<String> = h.mock.tool_results().iter().map(|r| r.text()).collect();
+        let texts: Vec<String> = h.mock().tool_results().iter().map(|r| r.text()).collect();
         assert_eq!(texts, ["hello from late", "3"], "{messages:?}");
 
         calc.add_tool(Tool::new("mul", "a times b", |x: Operands| async move {

@@ -63,7 +63,7 @@ async fn denied_tool_is_not_run_and_the_model_sees_why() {
             )]
         );
         assert_eq!(calls.load(Ordering::SeqCst), 0, "a denied tool ran");
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1);
         assert!(sent[0].is_error);
         assert!(sent[0].text().contains("no adding today"), "{:?}", sent[0]);
@@ -105,7 +105,7 @@ async fn allow_with_updated_input_runs_the_tool_with_it() {
 
         assert_eq!(asked.load(Ordering::SeqCst), 1);
         assert_eq!(calls.load(Ordering::SeqCst), 1);
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1);
         assert!(!sent[0].is_error, "{:?}", sent[0]);
         assert_eq!(sent[0].text(), "10 + 20 = 30");
@@ -139,7 +139,7 @@ async fn deny_with_interrupt_ends_the_turn() {
 
         assert_eq!(calls.load(Ordering::SeqCst), 0);
         // The model is not asked again in this turn.
-        assert_eq!(h.mock.conversation_requests().len(), 1);
+        assert_eq!(h.mock().conversation_requests().len(), 1);
         let seen = tool_results(&messages);
         assert_eq!(seen.len(), 1);
         assert_eq!(seen[0].is_error, Some(true));

@@ -124,11 +124,11 @@ async fn dropped_stream_leaves_no_process_and_cancels_the_tool() {
 
         // Killed and reaped at once: gone, and no zombie.
         let deadline = Instant::now() + Duration::from_secs(5);
-        while proc_stat(pid).is_some() {
+        while Proc::read(pid).is_some() {
             assert!(
                 Instant::now() < deadline,
                 "the CLI is still there: {:?}",
-                proc_stat(pid)
+                Proc::read(pid)
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -186,7 +186,7 @@ async fn cli_exiting_before_initialize_is_reported_at_once() {
                 "{error:?}"
             );
         }
-        assert!(h.mock.conversation_requests().is_empty());
+        assert!(h.mock().conversation_requests().is_empty());
         h.finish().await;
     })
     .await
@@ -201,7 +201,7 @@ async fn two_turn_prompt(h: &Harness, prompt: PromptInput) {
     assert_eq!(results[1].result.as_deref(), Some("you said: two"));
     assert!(matches!(messages.last(), Some(Message::Result(_))));
     let asked: Vec<String> = h
-        .mock
+        .mock()
         .conversation_requests()
         .iter()
         .map(last_line)
@@ -241,7 +241,7 @@ async fn streamed_prompt_with_a_late_second_message_waits_for_it() {
     with_timeout(async {
         let h = Harness::start(echo_mock()).await;
         let mock_seen_one = {
-            let requests = h.mock.requests();
+            let requests = h.mock().requests();
             requests.len()
         };
         assert_eq!(mock_seen_one, 0);

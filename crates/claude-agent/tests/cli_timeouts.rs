@@ -31,7 +31,7 @@ async fn tool_past_the_server_timeout_is_an_error_result() {
         assert!(error.is_none(), "{error:?}");
         let took = started.elapsed();
 
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1, "{sent:?}");
         assert!(sent[0].is_error, "{:?}", sent[0]);
         assert!(sent[0].text().contains("timed out"), "{:?}", sent[0]);
@@ -82,7 +82,7 @@ async fn cli_tool_timeout_cancels_the_handler() {
         let (messages, error) = run.await.unwrap();
         assert!(error.is_none(), "{error:?}");
 
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1, "{sent:?}");
         assert!(sent[0].is_error, "{:?}", sent[0]);
         assert!(sent[0].text().contains("timed out"), "{:?}", sent[0]);

@@ -79,7 +79,7 @@ async fn tool_round_trip_reaches_the_model() {
         assert!(matches!(messages.last(), Some(Message::Result(_))));
 
         // The model's next request carried the tool's result.
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1, "{sent:?}");
         assert_eq!(sent[0].tool_use_id, uses[0].id);
         assert_eq!(sent[0].text(), "5");
@@ -111,7 +111,7 @@ async fn error_result_reaches_the_model_as_is_error() {
         assert_eq!(seen.len(), 1);
         assert_eq!(seen[0].is_error, Some(true));
         assert_eq!(result_text(&seen[0]), "division by zero");
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 1);
         assert!(sent[0].is_error);
         assert_eq!(sent[0].text(), "division by zero");
@@ -177,7 +177,7 @@ async fn jsonrpc_error_and_unknown_tool_reach_the_model_as_error_text() {
 
         let uses = tool_uses(&messages);
         assert_eq!(uses.len(), 3, "{uses:?}");
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 3, "{sent:?}");
         // The server's JSON-RPC error (-32601, "Unknown tool: vanishing").
         assert_eq!(sent[0].tool_use_id, uses[0].id);
@@ -230,7 +230,7 @@ async fn panicking_tool_is_an_error_result_and_the_session_goes_on() {
         let (messages, error) = drain(query("go", options)).await;
         assert!(error.is_none(), "{error:?}");
 
-        let sent = h.mock.tool_results();
+        let sent = h.mock().tool_results();
         assert_eq!(sent.len(), 2, "{sent:?}");
         assert!(sent[0].is_error);
         assert!(sent[0].text().contains("panicked"), "{:?}", sent[0]);
@@ -285,14 +285,14 @@ async fn two_servers_are_both_called_under_normalised_names() {
         let (messages, error) = drain(query("go", options)).await;
         assert!(error.is_none(), "{error:?}");
 
-        let first = &h.mock.conversation_requests()[0];
+        let first = &h.mock().conversation_requests()[0];
         let names = first.tool_names();
         for want in ["mcp__a__x", "mcp__b__y", "mcp__my_srv__do_it"] {
             assert!(names.contains(&want), "{want} not offered: {names:?}");
         }
-        let texts: Vec<String> = h.mock.tool_results().iter().map(|r| r.text()).collect();
+        let texts: Vec<String> = h.mock().tool_results().iter().map(|r| r.text()).collect();
         assert_eq!(texts, ["a.x=3", "b.y=35", "odd=8"]);
-        assert!(h.mock.tool_results().iter().all(|r| !r.is_error));
+        assert!(h.mock().tool_results().iter().all(|r| !r.is_error));
         success(&messages);
         h.finish().await;
     })

@@ -62,7 +62,7 @@ async fn round_trip(h: &Harness, config: McpServerConfig) {
     );
     assert_eq!(results[1].is_error, Some(true));
     // What the model was sent back matches.
-    let sent = h.mock.tool_results();
+    let sent = h.mock().tool_results();
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert_eq!(sent[0].text(), "5");
     assert!(sent[1].is_error);

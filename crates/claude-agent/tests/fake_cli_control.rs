@@ -1,4 +1,4 @@
-//! The control protocol under stress and faults, against the testkit's fake
+//! The control protocol under stress and faults, against the fake
 //! CLI: withdrawn permission requests, cancelled tool calls, requests served
 //! during a slow tool, panicking callbacks, 1 000 calls with hooks, 1 000
 //! calls at once, a tool that hangs and ignores its cancellation.

@@ -1,4 +1,4 @@
-//! Process-level faults, against the testkit's fake CLI: early exit, death
+//! Process-level faults, against the fake CLI: early exit, death
 //! mid-call and mid-stream, stdin closed early, a stderr flood. Each test is
 //! bounded in time and checks the fake CLI is gone and reaped afterwards.
 

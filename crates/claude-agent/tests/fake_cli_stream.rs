@@ -1,6 +1,7 @@
-//! Faults in what the CLI writes on stdout, against the testkit's fake CLI:
-//! garbage, truncated and invalid UTF-8 lines, over-long and huge lines,
-//! unknown message types and subtypes.
+//! Faults in what the CLI writes on stdout, against the fake CLI:
+//! garbage (skipped), truncated, invalid UTF-8 and undecodable objects
+//! (reported, the stream goes on), over-long and huge lines, unknown
+//! message types and subtypes.
 
 mod fake_support;
 
@@ -19,11 +20,36 @@ fn assistant_texts(messages: &[claude_agent::Result<Message>]) -> Vec<String> {
         .collect()
 }
 
+/// The lines a `stdout_garbage` turn reports: those that start as a JSON
+/// object and do not parse (a message was lost). The rest of the garbage
+/// (plain text, a diagnostic, a JSON array, bytes that are not UTF-8, blank
+/// lines) is skipped without a word to the user.
+const BROKEN_OBJECTS: [&str; 2] = ["\"te", "\"bad\""];
+
+fn protocol_reports<'a>(errs: &[&'a Error]) -> Vec<&'a str> {
+    errs.iter()
+        .map(|e| match e {
+            Error::Protocol { message, line } => {
+                assert!(
+                    message.starts_with("a line that starts as a JSON object does not parse"),
+                    "{message}"
+                );
+                line.as_str()
+            }
+            other => panic!("not a Protocol report: {other:?}"),
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn garbage_truncated_and_invalid_utf8_lines_are_skipped() {
+async fn garbage_is_skipped_and_broken_objects_are_reported() {
     let fake = fake("stdout_garbage", json!({}));
     let messages = bounded(30, collect(query("hi", fake.options.clone()))).await;
-    assert!(errors(&messages).is_empty(), "{messages:?}");
+    let reports = protocol_reports(&errors(&messages));
+    assert_eq!(reports.len(), BROKEN_OBJECTS.len(), "{reports:?}");
+    for (line, part) in reports.iter().zip(BROKEN_OBJECTS) {
+        assert!(line.contains(part), "{line:?} does not contain {part:?}");
+    }
     assert_eq!(assistant_texts(&messages), ["after the garbage"]);
     assert!(matches!(
         messages.first(),
@@ -36,21 +62,31 @@ async fn garbage_truncated_and_invalid_utf8_lines_are_skipped() {
     fake.assert_gone().await;
 }
 
-/// A JSON object serde cannot hold (`1e999`) ends neither `query()` nor
-/// `receive_response`: both go on to the end of the turn. What the reader
-/// reports for such a line is at most one `Error::Protocol` item (today's
-/// line reader skips it with a warning, as serde calls it a syntax error).
+/// A JSON object serde cannot hold (`1e999`: serde calls a number out of
+/// range a syntax error) ends neither `query()` nor `receive_response`, and
+/// the user is told: it is one `Error::Protocol` item naming the line, after
+/// which both go on to the end of the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undecodable_line_does_not_end_the_stream() {
     let check = |messages: &[claude_agent::Result<Message>]| {
-        let errs = errors(messages);
-        assert!(errs.len() <= 1, "{errs:?}");
-        assert!(
-            errs.iter()
-                .all(|e| matches!(e, Error::Protocol { line, .. } if line.contains("1e999"))),
-            "{errs:?}"
+        let reports = protocol_reports(&errors(messages));
+        // The garbage's broken objects, then the undecodable line.
+        assert_eq!(reports.len(), BROKEN_OBJECTS.len() + 1, "{reports:?}");
+        assert_eq!(
+            reports.last().copied(),
+            Some("{\"type\":\"assistant\",\"n\":1e999}")
         );
-        assert_eq!(assistant_texts(messages), ["after the garbage"]);
+        let at = messages
+            .iter()
+            .position(|m| matches!(m, Err(Error::Protocol { line, .. }) if line.contains("1e999")))
+            .expect("the report");
+        // The messages after the report: the turn went on.
+        assert!(
+            messages[at + 1..]
+                .iter()
+                .any(|m| matches!(m, Ok(Message::Assistant(a)) if a.text() == "after the garbage")),
+            "{messages:?}"
+        );
         assert_eq!(
             final_result(messages).result.as_deref(),
             Some("after the garbage")

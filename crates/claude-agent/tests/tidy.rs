@@ -7,7 +7,11 @@
 //! - ARCHITECTURE.md's code map names every source file, and only files that
 //!   exist (the rule for reading the map is at its top).
 //! - `claude-agent-mcp` knows nothing of the SDK: its manifest and code never
-//!   name `claude-agent` or another crate of this workspace built on it.
+//!   name `claude-agent` or another crate of this workspace built on it. The
+//!   exceptions are its tests': they use the testkit's task checker (a
+//!   dev-dependency on the testkit *without* its `harness` feature, the part
+//!   built on the SDK) and run the conformance programs of the tooling crate
+//!   (`claude-agent-devtools`, built with cargo, not linked).
 //! - The MCP server does not import the MCP client.
 //! - Citations of `docs/protocol.md` name sections that exist.
 
@@ -274,6 +278,22 @@ fn sdk_crate_names(line: &str) -> Vec<String> {
     names
 }
 
+/// Whether naming `name` on `line` of `path` is an allowed use of the
+/// workspace's test crates by the MCP crate: in its tests, the testkit and
+/// the tooling crate (whose conformance programs they run); in its
+/// manifest, the testkit as a dev-dependency without default features
+/// (`section` is the manifest's current `[section]`).
+fn mcp_may_name(path: &str, section: &str, line: &str, name: &str) -> bool {
+    let testkit = matches!(name, "claude_agent_testkit" | "claude-agent-testkit");
+    if path.starts_with("crates/claude-agent-mcp/tests/") {
+        return testkit || name == "claude-agent-devtools";
+    }
+    testkit
+        && path.ends_with("Cargo.toml")
+        && section == "[dev-dependencies]"
+        && line.contains("default-features = false")
+}
+
 fn mcp_names_the_sdk(files: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     for path in files {
@@ -282,8 +302,15 @@ fn mcp_names_the_sdk(files: &[String]) -> Vec<String> {
         {
             continue;
         }
+        let mut section = String::new();
         for (n, line) in read(path).lines().enumerate() {
+            if path.ends_with(".toml") && line.trim_start().starts_with('[') {
+                section = line.trim().to_owned();
+            }
             for name in sdk_crate_names(line) {
+                if mcp_may_name(path, &section, line, &name) {
+                    continue;
+                }
                 found.push(format!(
                     "{path}:{}: names `{name}`; claude-agent-mcp must not know the SDK \
                      crates built on it",
@@ -465,6 +492,67 @@ fn the_rules_catch_what_they_should() {
     assert!(sdk_crate_names("name = \"claude-agent-mcp\"").is_empty());
     assert!(sdk_crate_names("client: claude-agent-mcp-conformance").is_empty());
     assert!(sdk_crate_names("use claude_agent_mcp::Server; // my_claude_agent").is_empty());
+    // The testkit without its harness, in the MCP crate's tests only.
+    let dev =
+        "claude-agent-testkit = { path = \"../claude-agent-testkit\", default-features = false }";
+    let toml = "crates/claude-agent-mcp/Cargo.toml";
+    assert!(mcp_may_name(
+        toml,
+        "[dev-dependencies]",
+        dev,
+        "claude-agent-testkit"
+    ));
+    assert!(!mcp_may_name(
+        toml,
+        "[dependencies]",
+        dev,
+        "claude-agent-testkit"
+    ));
+    let with_harness = "claude-agent-testkit = { path = \"../claude-agent-testkit\" }";
+    assert!(!mcp_may_name(
+        toml,
+        "[dev-dependencies]",
+        with_harness,
+        "claude-agent-testkit"
+    ));
+    assert!(!mcp_may_name(
+        toml,
+        "[dev-dependencies]",
+        dev,
+        "claude-agent"
+    ));
+    let test = "crates/claude-agent-mcp/tests/a.rs";
+    assert!(mcp_may_name(
+        test,
+        "",
+        "use claude_agent_testkit::tasks;",
+        "claude_agent_testkit"
+    ));
+    let src = "crates/claude-agent-mcp/src/a.rs";
+    assert!(!mcp_may_name(
+        src,
+        "",
+        "use claude_agent_testkit::tasks;",
+        "claude_agent_testkit"
+    ));
+    assert!(mcp_may_name(
+        test,
+        "",
+        "-p claude-agent-devtools",
+        "claude-agent-devtools"
+    ));
+    assert!(!mcp_may_name(
+        src,
+        "",
+        "-p claude-agent-devtools",
+        "claude-agent-devtools"
+    ));
+    assert!(!mcp_may_name(
+        test,
+        "",
+        "use claude_agent::Options;",
+        "claude_agent"
+    ));
 
     // Imports of the client, in every spelling.
     for text in [

@@ -31,6 +31,24 @@ pub fn stdio_server() -> PathBuf {
     path
 }
 
+/// A binary of the unpublished tooling crate (`crates/devtools`: the
+/// conformance server and client), built in this test binary's profile and
+/// target folder; returns its path. Cheap when it is fresh.
+pub fn devtool(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args(["build", "-q", "-p", "claude-agent-devtools", "--bin", name])
+        .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap());
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "building {name} failed");
+    profile_dir.join(name)
+}
+
 /// Where `scripts/install-peers` put the third-party peers:
 /// `$CLAUDE_AGENT_PEERS_DIR`, else the default cache directory.
 ///

@@ -42,9 +42,9 @@ pub enum Answer {
     Rejected,
 }
 
-/// One `tool_result` block the CLI sent back to the model.
+/// One `tool_result` block the CLI sent back to the model, as recorded in a request.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolResult {
+pub struct RecordedToolResult {
     /// The `tool_use_id` it answers.
     pub tool_use_id: String,
     /// The `content` as sent: a string or a list of blocks (or `Null` if absent).
@@ -53,7 +53,7 @@ pub struct ToolResult {
     pub is_error: bool,
 }
 
-impl ToolResult {
+impl RecordedToolResult {
     /// The text of the result: the string content, or the `text` blocks joined by `\n`.
     pub fn text(&self) -> String {
         content_text(&self.content)
@@ -167,14 +167,14 @@ impl RecordedRequest {
 
     /// The `tool_result` blocks of the last message: the results the CLI sends back in
     /// this request.
-    pub fn tool_results(&self) -> Vec<ToolResult> {
+    pub fn tool_results(&self) -> Vec<RecordedToolResult> {
         self.last_message()
             .map(tool_results_of_message)
             .unwrap_or_default()
     }
 
     /// Every `tool_result` block in the whole history of this request.
-    pub fn all_tool_results(&self) -> Vec<ToolResult> {
+    pub fn all_tool_results(&self) -> Vec<RecordedToolResult> {
         self.messages()
             .iter()
             .flat_map(tool_results_of_message)
@@ -217,14 +217,14 @@ impl RecordedRequest {
     }
 }
 
-fn tool_results_of_message(message: &Value) -> Vec<ToolResult> {
+fn tool_results_of_message(message: &Value) -> Vec<RecordedToolResult> {
     let Some(blocks) = message.get("content").and_then(Value::as_array) else {
         return Vec::new();
     };
     blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-        .map(|b| ToolResult {
+        .map(|b| RecordedToolResult {
             tool_use_id: b
                 .get("tool_use_id")
                 .and_then(Value::as_str)

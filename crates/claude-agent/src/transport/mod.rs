@@ -144,11 +144,14 @@ pub(crate) fn spawn(config: SpawnConfig) -> Result<Process> {
 ///
 /// * A line over the cap yields one [`Error::LineTooLong`]; reading goes
 ///   on after it.
-/// * Blank lines and lines that are not JSON objects (diagnostics such as
-///   `[SandboxDebug] …`, garbage, invalid UTF-8, truncated JSON) are
-///   skipped with a `tracing::warn!`.
-/// * A JSON object that does not fit the type asked for is
-///   [`Error::Protocol`]; reading goes on after it.
+/// * Blank lines and lines that do not start with `{` (diagnostics such as
+///   `[SandboxDebug] …`, garbage, a JSON array) are skipped with a
+///   `tracing::warn!`: they are not messages.
+/// * A line that starts with `{` but does not parse (truncated JSON,
+///   invalid UTF-8 in a string, a number no `f64` holds such as `1e999`)
+///   and a JSON object that does not fit the type asked for are each one
+///   [`Error::Protocol`]: a message was lost, and the user is told. Reading
+///   goes on after it.
 /// * A read error is returned once, then the stream ends.
 #[derive(Debug)]
 pub(crate) struct LineReader<R = ChildStdout> {
@@ -199,12 +202,18 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
                         line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
                     }));
                 }
-                Parsed::Invalid(e) => {
-                    let why = e.map_or_else(|| "not a JSON object".to_owned(), |e| e.to_string());
+                // Starts like a message but does not parse: serde calls a
+                // number out of range a syntax error, like truncated JSON.
+                Parsed::Invalid(Some(e)) => {
+                    return Some(Err(Error::Protocol {
+                        message: format!("a line that starts as a JSON object does not parse: {e}"),
+                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                    }));
+                }
+                Parsed::Invalid(None) => {
                     tracing::warn!(
                         len = line.len(),
-                        reason = %why,
-                        "skipping a non-JSON line from the CLI: {}",
+                        "skipping a line from the CLI that is not a JSON object: {}",
                         mcp::lines::preview(line.trim_ascii(), PREVIEW),
                     );
                 }

@@ -1,4 +1,4 @@
-//! Shared support for the fault tests against the testkit's fake CLI.
+//! Shared support for the fault tests against the fake CLI (`crates/fake-cli`).
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -19,7 +19,7 @@ pub struct Fake {
 
 /// Options that run `fake-claude` with `scenario` and `params`.
 pub fn fake(scenario: &str, mut params: Value) -> Fake {
-    let bin = claude_agent_testkit::fake_cli::binary().expect("build fake-claude");
+    let bin = claude_agent_fake_cli::binary().expect("build fake-claude");
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let pid_file = std::env::temp_dir().join(format!(
         "fake-claude-{}-{}.pid",

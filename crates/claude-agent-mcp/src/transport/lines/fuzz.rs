@@ -18,8 +18,9 @@ pub enum ReaderItem {
     Object(Value),
     /// A line over the cap.
     TooLong,
-    /// JSON serde cannot hold as the type asked for
-    /// ([`Parsed::Mismatch`]).
+    /// A line that starts with `{` but is no JSON serde can hold as the
+    /// type asked for ([`Parsed::Mismatch`], or [`Parsed::Invalid`] with
+    /// serde's error: truncated, invalid UTF-8, a number out of range).
     Protocol,
 }
 
@@ -131,15 +132,16 @@ pub fn expected_raw(data: &[u8], max_line: usize) -> (Vec<RawItem>, bool) {
 }
 
 /// Reads `data` with the SDK's policy for the CLI's stdout: objects only
-/// ([`parse_object`]), blank and non-JSON lines skipped.
+/// ([`parse_object`]); blank lines and lines that do not start with `{`
+/// skipped; a `{` line that does not parse reported.
 pub fn read_ndjson(data: &[u8], chunks: &[usize], max_line: usize) -> Vec<ReaderItem> {
     let mut out = Vec::new();
     read_lines(data, chunks, max_line, |line| match line {
         Line::TooLong { .. } => out.push(ReaderItem::TooLong),
         Line::Text(text) => match parse_object::<Value>(text) {
             Parsed::Value(value) => out.push(ReaderItem::Object(value)),
-            Parsed::Mismatch(_) => out.push(ReaderItem::Protocol),
-            Parsed::Blank | Parsed::Invalid(_) => {}
+            Parsed::Mismatch(_) | Parsed::Invalid(Some(_)) => out.push(ReaderItem::Protocol),
+            Parsed::Blank | Parsed::Invalid(None) => {}
         },
     });
     out
@@ -149,7 +151,7 @@ pub fn read_ndjson(data: &[u8], chunks: &[usize], max_line: usize) -> Vec<Reader
 /// input: each line (split on `\n`, the last one may lack it) longer than
 /// `max_line` bytes is one `TooLong`; otherwise, trimmed of ASCII
 /// whitespace, a line that starts with `{` and parses is an `Object`, one
-/// that parses as JSON but not into a value is `Protocol`, and every other
+/// that starts with `{` and does not parse is `Protocol`, and every other
 /// line is skipped.
 pub fn expected_ndjson(data: &[u8], max_line: usize) -> Vec<ReaderItem> {
     let mut out = Vec::new();
@@ -164,10 +166,7 @@ pub fn expected_ndjson(data: &[u8], max_line: usize) -> Vec<ReaderItem> {
         }
         match serde_json::from_slice::<Value>(line) {
             Ok(value) => out.push(ReaderItem::Object(value)),
-            Err(e) if e.classify() == serde_json::error::Category::Data => {
-                out.push(ReaderItem::Protocol)
-            }
-            Err(_) => {}
+            Err(_) => out.push(ReaderItem::Protocol),
         }
     }
     out

@@ -11,7 +11,7 @@ use futures::FutureExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, DuplexStream, ReadBuf};
 
-use super::fuzz::{RawItem, check_ndjson_reader, read_raw};
+use super::fuzz::{RawItem, ReaderItem, check_ndjson_reader, read_raw};
 use super::*;
 
 /// Hands out `data` at most `chunk` bytes per read; with `stall`, every
@@ -165,7 +165,20 @@ async fn objects_skip_everything_else() {
     data.extend_from_slice(b"  {\"b\":2}  \n{\"c\":3}");
     for chunk in [1, 3, 1 << 20] {
         let got = check_ndjson_reader(&data, &[chunk], 1 << 20);
-        assert_eq!(got.len(), 3, "chunk {chunk}");
+        // The two lines that start as objects but do not parse (invalid
+        // UTF-8 in a string, truncated) are each reported; everything
+        // that is not an object is skipped.
+        assert_eq!(
+            got,
+            [
+                ReaderItem::Object(json!({"a": 1})),
+                ReaderItem::Protocol,
+                ReaderItem::Protocol,
+                ReaderItem::Object(json!({"b": 2})),
+                ReaderItem::Object(json!({"c": 3})),
+            ],
+            "chunk {chunk}"
+        );
     }
 }
 
@@ -597,15 +610,19 @@ mod properties {
     }
 
     /// What the reader must yield: one `TooLong` per line over the cap, the
-    /// object of every object line under it, nothing for anything else.
+    /// object of every object line under it, one `Protocol` for a garbage
+    /// line that starts with `{` (a message that was lost), nothing for
+    /// anything else.
     fn expected(lines: &[Line], cap: usize) -> Vec<ReaderItem> {
         lines
             .iter()
             .filter_map(|l| {
                 if l.bytes.len() > cap {
                     Some(ReaderItem::TooLong)
+                } else if let Some(object) = &l.object {
+                    Some(ReaderItem::Object(object.clone()))
                 } else {
-                    l.object.clone().map(ReaderItem::Object)
+                    (l.bytes.trim_ascii().first() == Some(&b'{')).then_some(ReaderItem::Protocol)
                 }
             })
             .collect()
@@ -681,17 +698,21 @@ mod properties {
     }
 
     /// Lines serde_json refuses though they look like objects (a number out
-    /// of range, nesting past its recursion limit) are skipped like other
-    /// non-JSON.
+    /// of range, nesting past its recursion limit) are each reported, and
+    /// the stream goes on.
     #[test]
-    fn unparsable_objects_are_skipped_and_the_stream_goes_on() {
+    fn unparsable_objects_are_reported_and_the_stream_goes_on() {
         let deep = format!("{}{}", "{\"a\":[".repeat(200), "]}".repeat(200));
         let data = format!("{{\"n\":1e999}}\n{deep}\n{{\"ok\":true}}\n");
         for chunk in [1, 9, 4096] {
             let got = check_ndjson_reader(data.as_bytes(), &[chunk], 1 << 20);
             assert_eq!(
                 got,
-                [ReaderItem::Object(json!({"ok": true}))],
+                [
+                    ReaderItem::Protocol,
+                    ReaderItem::Protocol,
+                    ReaderItem::Object(json!({"ok": true}))
+                ],
                 "chunk {chunk}"
             );
         }

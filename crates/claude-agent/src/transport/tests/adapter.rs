@@ -1,6 +1,6 @@
 //! The reader and writer adapters over in-memory streams: the CLI's policy
-//! (objects only, `Protocol` for a shape that does not fit, `LineTooLong`,
-//! one `Io` error) and the writer's errors in this crate's terms.
+//! (objects only, `Protocol` for an object that does not parse or whose
+//! shape does not fit, `LineTooLong`, one `Io` error) and the writer's errors in this crate's terms.
 
 use std::collections::HashMap;
 
@@ -22,15 +22,33 @@ async fn collect(data: &[u8], max: usize) -> Vec<Result<Value, String>> {
 }
 
 #[tokio::test]
-async fn yields_objects_and_skips_everything_else() {
+async fn yields_objects_skips_non_objects_and_reports_broken_objects() {
     let mut data = Vec::new();
     data.extend_from_slice(b"\n\r\n   \n{\"a\":1}\r\n[SandboxDebug] hi\n");
     data.extend_from_slice(b"{\"bad\":\"\xff\xfe\"}\n{\"truncated\": [1,\n[1,2]\n42\nnull\n");
+    data.extend_from_slice(b"{\"n\":1e999}\n");
     data.extend_from_slice(b"  {\"b\":2}  \n{\"c\":3}"); // no final newline
-    assert_eq!(
-        collect(&data, 1 << 20).await,
-        vec![Ok(json!({"a":1})), Ok(json!({"b":2})), Ok(json!({"c":3}))]
-    );
+    let got = collect(&data, 1 << 20).await;
+    let protocol = |line: &str| match got
+        .iter()
+        .find(|g| g.as_ref().is_err_and(|e| e.contains(line)))
+    {
+        Some(Err(e)) => assert!(
+            e.starts_with("protocol violation: a line that starts as a JSON object does not parse"),
+            "{e}"
+        ),
+        _ => panic!("no report of {line}: {got:?}"),
+    };
+    // Lines that start as objects but do not parse are reported, in order;
+    // lines that are not objects at all are skipped.
+    assert_eq!(got.len(), 6, "{got:?}");
+    assert_eq!(got[0], Ok(json!({"a":1})));
+    protocol("bad");
+    protocol("truncated");
+    protocol("1e999");
+    assert!(got[1..4].iter().all(Result::is_err), "{got:?}");
+    assert_eq!(got[4], Ok(json!({"b":2})));
+    assert_eq!(got[5], Ok(json!({"c":3})));
 }
 
 #[tokio::test]

@@ -19,6 +19,14 @@ async fn next(p: &mut Process) -> Option<Value> {
     within(60, p.reader.next_line()).await.map(|r| r.unwrap())
 }
 
+/// The next item, which must be an `Error::Protocol` report: its line.
+async fn report(p: &mut Process) -> String {
+    match within(60, p.reader.next_line()).await {
+        Some(Err(Error::Protocol { line, .. })) => line,
+        other => panic!("expected a Protocol report, got {other:?}"),
+    }
+}
+
 /// Waits (blocking, up to 5 s) until the group led by `pgid` has no running
 /// member and its leader has been reaped; panics otherwise.
 fn assert_all_gone(pgid: u32, others: &[i32]) {
@@ -56,14 +64,16 @@ async fn over_cap_line_then_a_normal_line_from_the_cli() {
 }
 
 #[tokio::test]
-async fn garbage_from_the_cli_is_skipped() {
+async fn garbage_from_the_cli_is_skipped_and_broken_objects_reported() {
     let mut p = spawn(py(concat!(
         "import sys\nw = sys.stdout.buffer\n",
         "w.write(b'[SandboxDebug] hello\\n\\xff\\xfe\\x00 bin\\n{\"truncated\": \\n\\r\\n\\n')\n",
         "w.write(b'{\"ok\":1}\\r\\n{\"bad\":\"\\xff\"}\\n{\"ok\":2}')\n",
     )))
     .unwrap();
+    assert_eq!(report(&mut p).await, "{\"truncated\":");
     assert_eq!(next(&mut p).await.unwrap(), json!({"ok": 1}));
+    assert_eq!(report(&mut p).await, "{\"bad\":\"\u{fffd}\"}");
     assert_eq!(next(&mut p).await.unwrap(), json!({"ok": 2}));
     assert!(next(&mut p).await.is_none());
 }

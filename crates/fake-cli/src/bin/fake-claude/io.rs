@@ -121,7 +121,7 @@ fn wait_readable(file: &File, deadline: Instant) -> io::Result<()> {
 /// Writes whole frames (one JSON object and `\n`) and flushes each one, as
 /// the real CLI does.
 pub struct Out {
-    file: Option<File>,
+    file: File,
     buf: Vec<u8>,
 }
 
@@ -129,7 +129,7 @@ impl Out {
     /// Writes to `file` (stdout, or a child's stdin).
     pub fn new(file: File) -> Self {
         Out {
-            file: Some(file),
+            file,
             buf: Vec::with_capacity(64 * 1024),
         }
     }
@@ -150,14 +150,6 @@ impl Out {
 
     /// Writes bytes exactly as given (the caller supplies any `\n`).
     pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
-        match &mut self.file {
-            Some(f) => f.write_all(bytes),
-            None => Err(io::ErrorKind::BrokenPipe.into()),
-        }
-    }
-
-    /// Closes the pipe: the peer sees EOF.
-    pub fn close(&mut self) {
-        self.file = None;
+        self.file.write_all(bytes)
     }
 }

@@ -5,7 +5,7 @@
 //! ```text
 //! FAKE_CLAUDE_PATH=target/release/fake-claude FAKE_CLAUDE_SCENARIO=bench \
 //! FAKE_CLAUDE_PARAMS='{"report":"/tmp/r.json"}' \
-//!   cargo run --release -p claude-agent --example bench_sdk
+//!   cargo run --release -p claude-agent-devtools --bin bench-sdk
 //! ```
 //!
 //! The topology is the real one: this process spawns the (fake) CLI, which
@@ -96,7 +96,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .map(str::to_owned)
         })
     {
-        eprintln!("bench_sdk: {hwm}");
+        eprintln!("bench-sdk: {hwm}");
     }
     match failed {
         Some(text) => Err(format!("the benchmark failed: {text}").into()),
@@ -116,7 +116,7 @@ fn write_timing(query_ns: u64, first_message_ns: u64) {
     if let Some(path) = std::env::var_os("BENCH_SUBJECT_REPORT") {
         let json = format!("{{\"query_ns\":{query_ns},\"first_message_ns\":{first_message_ns}}}");
         if let Err(e) = std::fs::write(&path, json) {
-            eprintln!("bench_sdk: cannot write {}: {e}", path.to_string_lossy());
+            eprintln!("bench-sdk: cannot write {}: {e}", path.to_string_lossy());
         }
     }
 }

@@ -23,11 +23,12 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use claude_agent_fake_cli::report::{BenchReport, PhaseReport, Stats};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::peer::{Peer, Pumped, write_request_id};
-use super::report::{BenchReport, PhaseReport, Stats, cpu_us, status_kb};
+use super::procfs::{cpu_us, status_kb};
 use super::{param_ms, param_u64};
 
 #[derive(Deserialize)]

@@ -2,7 +2,7 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-agent-mcp --example bench_client [in-process|stdio|all|bench|soak]
+//! cargo run --release -p claude-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak]
 //! ```
 //! (`stdio` needs the `stdio_server` example built in the same profile:
 //! `cargo build --release -p claude-agent-mcp --example stdio_server`.)
@@ -28,7 +28,7 @@
 //! soak: done calls=1000000 seconds=61.0 calls_per_s=16393
 //! ```
 
-#[path = "../tests/support/calc.rs"]
+#[path = "../../../claude-agent-mcp/tests/support/calc.rs"]
 mod calc;
 
 use std::time::{Duration, Instant};
@@ -115,8 +115,9 @@ async fn in_process() {
 }
 
 async fn stdio() {
+    // target/<profile>/bench-client → target/<profile>/examples/stdio_server
     let exe = std::env::current_exe().unwrap();
-    let server = exe.with_file_name("stdio_server");
+    let server = exe.with_file_name("examples").join("stdio_server");
     assert!(
         server.exists(),
         "build the stdio_server example first: {}",

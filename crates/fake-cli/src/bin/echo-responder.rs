@@ -86,7 +86,7 @@ fn mcp_reply(server: &str, message: &Value) -> Value {
             let a = args.get("a").and_then(Value::as_f64).unwrap_or(0.0);
             let b = args.get("b").and_then(Value::as_f64).unwrap_or(0.0);
             let reply_bytes = args.get("reply_bytes").and_then(Value::as_u64).unwrap_or(0) as usize;
-            // The same construction as the SDK subject's tool (bench_sdk.rs).
+            // The same construction as the SDK subject's tool (crates/devtools/src/bin/bench-sdk.rs).
             let mut text = format!("sum={}", a + b);
             text.push_str(&"x".repeat(reply_bytes));
             json!({"content": [{"type": "text", "text": text}], "isError": false})

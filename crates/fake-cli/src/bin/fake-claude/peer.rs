@@ -1,6 +1,7 @@
 //! The fake CLI's side of the wire: reading the SDK's frames, answering its
-//! control requests, sending ours and matching the answers, the MCP handshake,
-//! and the messages of a conversation in the real CLI's shapes.
+//! control requests, sending ours and matching the answers. The MCP side
+//! (handshake, tool calls, checks) is in [`mcp`], the messages of a
+//! conversation in the real CLI's shapes in [`messages`].
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -11,10 +12,15 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use claude_agent_fake_cli::CLI_VERSION;
+
 use super::io::{LineReader, Out};
 
-/// The CLI version the fake claims to be.
-pub const CLI_VERSION: &str = "2.1.332";
+mod mcp;
+mod messages;
+
+use mcp::manifest_verdict;
+pub use mcp::{check_mcp_result, normalize, sdk_servers_in_mcp_config};
 
 /// One line from the SDK, parsed only as far as routing needs.
 #[derive(Deserialize)]
@@ -468,77 +474,6 @@ impl Peer {
         Ok(true)
     }
 
-    /// The `mcp_message` control request carrying `message` for `server`.
-    pub fn mcp_request(server: &str, message: Value) -> Value {
-        json!({"subtype": "mcp_message", "server_name": server, "message": message})
-    }
-
-    /// Runs the MCP handshake with every declared server, as the real CLI:
-    /// `initialize` (id 0), `notifications/initialized` (waiting for its
-    /// acknowledgement), `tools/list` (id 1).
-    pub fn handshake(&mut self) -> io::Result<()> {
-        let timeout = Duration::from_secs(30);
-        for i in 0..self.servers.len() {
-            let name = self.servers[i].name.clone();
-            // An accepted manifest replaces the live handshake; the first
-            // call then uses id 2, as after a live one (docs/protocol.md §5.13).
-            let s = &mut self.servers[i];
-            if let Some(m) = s.manifest.as_ref()
-                && manifest_verdict(m) == "parked"
-            {
-                s.tools = tool_names(m.pointer("/toolsListResult"));
-                s.next_id = 2;
-                s.connected = true;
-                continue;
-            }
-            let init = json!({"method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "claude-code", "title": "Claude Code",
-                    "description": "Anthropic's agentic coding tool",
-                    "websiteUrl": "https://claude.com/claude-code", "version": CLI_VERSION}},
-                "jsonrpc": "2.0", "id": 0});
-            let r = self.request(Self::mcp_request(&name, init), timeout)?;
-            if let Err(e) = check_mcp_result(r.as_ref(), 0).and_then(|res| {
-                res.get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .map(|_| ())
-                    .ok_or_else(|| format!("no protocolVersion in {res}"))
-            }) {
-                self.fail(format!("server {name}: initialize: {e}"));
-                continue;
-            }
-            let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-            match self.request(Self::mcp_request(&name, note), timeout)? {
-                Some(r) if r.success => {}
-                Some(r) => {
-                    self.fail(format!(
-                        "server {name}: notifications/initialized answered with an error: {:?}",
-                        r.error
-                    ));
-                    continue;
-                }
-                None => {
-                    self.fail(format!(
-                        "server {name}: notifications/initialized not acknowledged"
-                    ));
-                    continue;
-                }
-            }
-            let list = json!({"method": "tools/list", "jsonrpc": "2.0", "id": 1});
-            let r = self.request(Self::mcp_request(&name, list), timeout)?;
-            match check_mcp_result(r.as_ref(), 1) {
-                Ok(result) => {
-                    let s = &mut self.servers[i];
-                    s.tools = tool_names(Some(&result));
-                    s.next_id = 2;
-                    s.connected = true;
-                }
-                Err(e) => self.fail(format!("server {name}: tools/list: {e}")),
-            }
-        }
-        Ok(())
-    }
-
     /// The next user message; `None` at EOF (or after `timeout`).
     pub fn next_user(&mut self, timeout: Option<Duration>) -> io::Result<Option<Value>> {
         let deadline = timeout.map(|t| Instant::now() + t);
@@ -563,248 +498,6 @@ impl Peer {
         eprintln!("fake-claude: check failed: {what}");
         self.failures.push(what);
     }
-
-    /// The server and tool a scenario uses: `params.server`/`params.tool`,
-    /// else the first server's first tool.
-    pub fn target(&self) -> Option<(usize, String)> {
-        let server = match self.params.get("server").and_then(Value::as_str) {
-            Some(name) => self.servers.iter().position(|s| s.name == name)?,
-            None => (!self.servers.is_empty()).then_some(0)?,
-        };
-        let tool = match self.params.get("tool").and_then(Value::as_str) {
-            Some(t) => t.to_owned(),
-            None => self.servers[server].tools.first()?.clone(),
-        };
-        Some((server, tool))
-    }
-
-    /// The `tools/call` message for `server` (taking the next JSON-RPC id).
-    pub fn tool_call(
-        &mut self,
-        server: usize,
-        tool: &str,
-        arguments: Value,
-        tool_use_id: &str,
-    ) -> (Value, u64) {
-        let s = &mut self.servers[server];
-        let id = s.next_id;
-        s.next_id += 1;
-        let message = json!({"method": "tools/call", "params": {"name": tool, "arguments": arguments,
-            "_meta": {"claudecode/toolUseId": tool_use_id, "progressToken": id}},
-            "jsonrpc": "2.0", "id": id});
-        (Self::mcp_request(&s.name, message), id)
-    }
-
-    /// A JSON-RPC request (not a tool call) for `server`, taking the next id.
-    pub fn jsonrpc_request(&mut self, server: usize, method: &str) -> (Value, u64) {
-        let s = &mut self.servers[server];
-        let id = s.next_id;
-        s.next_id += 1;
-        let message = json!({"method": method, "jsonrpc": "2.0", "id": id});
-        (Self::mcp_request(&s.name, message), id)
-    }
-
-    // ----- messages of a conversation -----
-
-    fn stamp(&mut self, mut v: Value) -> Value {
-        v["session_id"] = json!(self.session_id);
-        v["uuid"] = json!(self.uuid());
-        v
-    }
-
-    /// `system/init`, at the start of every turn.
-    pub fn emit_init(&mut self) -> io::Result<()> {
-        let mut tools: Vec<String> = ["Task", "Bash", "Edit", "Read", "Write"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        for s in &self.servers {
-            for t in &s.tools {
-                tools.push(format!("mcp__{}__{}", normalize(&s.name), normalize(t)));
-            }
-        }
-        let servers: Vec<Value> = self
-            .servers
-            .iter()
-            .map(|s| json!({"name": s.name, "status": if s.connected {"connected"} else {"failed"}, "source": "sdk"}))
-            .collect();
-        let v = json!({"type": "system", "subtype": "init",
-            "cwd": std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
-            "tools": tools, "mcp_servers": servers, "model": self.model,
-            "permissionMode": "default", "slash_commands": ["compact", "context"],
-            "terminal_slash_commands": [], "apiKeySource": "ANTHROPIC_API_KEY",
-            "claude_code_version": CLI_VERSION, "output_style": "default",
-            "agents": ["general-purpose"], "skills": [], "plugins": [],
-            "capabilities": ["sdk_mcp_tools_list_changed"],
-            "fast_mode_state": "off", "additional_directories": [], "analytics_disabled": true});
-        let v = self.stamp(v);
-        self.out.frame(&v)
-    }
-
-    fn assistant(&mut self, content: Value) -> Value {
-        let id = format!("msg_{}", &self.uuid()[24..]);
-        let v = json!({"type": "assistant", "message": {"id": id, "type": "message",
-            "role": "assistant", "model": self.model, "content": content,
-            "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 10, "output_tokens": 5}, "context_management": null},
-            "parent_tool_use_id": null, "timestamp": "2026-01-01T00:00:00.000Z"});
-        self.stamp(v)
-    }
-
-    /// An `assistant` message with one text block.
-    pub fn emit_text(&mut self, text: &str) -> io::Result<()> {
-        let v = self.assistant(json!([{"type": "text", "text": text}]));
-        self.out.frame(&v)
-    }
-
-    /// An `assistant` message with one `tool_use` block for an MCP tool.
-    pub fn emit_tool_use(
-        &mut self,
-        id: &str,
-        server: &str,
-        tool: &str,
-        input: &Value,
-    ) -> io::Result<()> {
-        let name = format!("mcp__{}__{}", normalize(server), normalize(tool));
-        let mut v =
-            self.assistant(json!([{"type": "tool_use", "id": id, "name": name, "input": input}]));
-        v["tool_use_meta"] = json!([{"id": id, "display_name": tool, "server_display_name": server, "tool_name": tool}]);
-        self.out.frame(&v)
-    }
-
-    /// A `user` message carrying a tool result.
-    pub fn emit_tool_result(&mut self, id: &str, content: Value, is_error: bool) -> io::Result<()> {
-        let mut block = json!({"tool_use_id": id, "type": "tool_result", "content": content});
-        if is_error {
-            block["is_error"] = json!(true);
-        }
-        let v = json!({"type": "user", "message": {"role": "user", "content": [block]},
-            "parent_tool_use_id": null, "timestamp": "2026-01-01T00:00:00.000Z",
-            "tool_use_result": content});
-        let v = self.stamp(v);
-        self.out.frame(&v)
-    }
-
-    /// The `result` that ends a turn: `success` with `text`, or — when a
-    /// check failed — `is_error: true` with the failures in `result` and `errors`.
-    pub fn emit_result(&mut self, text: &str, num_turns: u64) -> io::Result<()> {
-        let failed = !self.failures.is_empty();
-        let result_text = if failed {
-            format!("FAILED: {}", self.failures.join("; "))
-        } else {
-            text.to_owned()
-        };
-        let ms = self.started.elapsed().as_millis() as u64;
-        let mut v = json!({"type": "result", "subtype": "success", "is_error": failed,
-            "duration_ms": ms, "duration_api_ms": 1, "num_turns": num_turns,
-            "result": result_text, "stop_reason": "end_turn", "total_cost_usd": 0.0,
-            "usage": {"input_tokens": 20, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0, "output_tokens": 10, "service_tier": "standard"},
-            "modelUsage": {}, "permission_denials": [],
-            "terminal_reason": "completed", "fast_mode_state": "off"});
-        if failed {
-            v["errors"] = json!(self.failures);
-        }
-        let v = self.stamp(v);
-        self.failures.clear();
-        self.out.frame(&v)
-    }
-}
-
-/// The result of a JSON-RPC reply in an `mcp_message` answer, checked the
-/// way the real CLI checks it: success, `"jsonrpc":"2.0"`, the request's id.
-pub fn check_mcp_result(r: Option<&Response>, id: u64) -> Result<Value, String> {
-    let r = r.ok_or("no answer")?;
-    if !r.success {
-        return Err(format!("control error: {:?}", r.error));
-    }
-    let reply = r
-        .payload
-        .get("mcp_response")
-        .ok_or_else(|| format!("no mcp_response in {}", r.payload))?;
-    if reply.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(format!("reply without \"jsonrpc\":\"2.0\": {reply}"));
-    }
-    if reply.get("id").and_then(Value::as_u64) != Some(id) {
-        return Err(format!("reply id {:?} is not {id}", reply.get("id")));
-    }
-    if let Some(e) = reply.get("error") {
-        return Err(format!("JSON-RPC error {e}"));
-    }
-    reply
-        .get("result")
-        .cloned()
-        .ok_or_else(|| format!("reply without result: {reply}"))
-}
-
-/// What the CLI does with a handshake manifest (docs/protocol.md §5.13): `"parked"` (used
-/// instead of the live handshake) or why not.
-pub fn manifest_verdict(manifest: &Value) -> &'static str {
-    match manifest
-        .pointer("/initializeResult/protocolVersion")
-        .and_then(Value::as_str)
-    {
-        Some("2025-11-25") if manifest.pointer("/toolsListResult/tools").is_some() => "parked",
-        Some("2025-11-25") => "invalid_manifest",
-        _ => "protocol_version_mismatch",
-    }
-}
-
-/// The tool names of a `tools/list` result.
-fn tool_names(result: Option<&Value>) -> Vec<String> {
-    result
-        .and_then(|r| r.get("tools"))
-        .and_then(Value::as_array)
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The names of the in-process servers in a `--mcp-config` value (a JSON
-/// object `{"mcpServers": {name: {"type": "sdk", "name": …}}}` or a path
-/// to a file holding one), in order.
-pub fn sdk_servers_in_mcp_config(value: &str) -> Vec<String> {
-    let text = if value.trim_start().starts_with('{') {
-        value.to_owned()
-    } else {
-        std::fs::read_to_string(value).unwrap_or_default()
-    };
-    let Ok(config) = serde_json::from_str::<Value>(&text) else {
-        return Vec::new();
-    };
-    config
-        .get("mcpServers")
-        .and_then(Value::as_object)
-        .map(|servers| {
-            servers
-                .iter()
-                .filter(|(_, c)| c.get("type").and_then(Value::as_str) == Some("sdk"))
-                .map(|(name, c)| {
-                    c.get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or(name)
-                        .to_owned()
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The CLI's tool-name normalization (docs/protocol.md §5.11).
-pub fn normalize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// Writes the request id for sequence number `seq`, as [`Peer::next_request_id`] makes it.

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! npx @modelcontextprotocol/conformance client \
-//!     --command "target/debug/examples/conformance_client" --scenario initialize
+//!     --command "target/debug/conformance-client" --scenario initialize
 //! ```
 
 use std::time::Duration;
@@ -35,7 +35,7 @@ fn accept_with_defaults(params: &Value) -> Value {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::args()
         .next_back()
-        .ok_or("usage: conformance_client <server-url>")?;
+        .ok_or("usage: conformance-client <server-url>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let options = ClientOptions::new("claude-agent-mcp-conformance", env!("CARGO_PKG_VERSION"))
         .handshake(HandshakeMode::Initialize)
