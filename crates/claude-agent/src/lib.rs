@@ -11,6 +11,7 @@ mod options;
 pub mod protocol;
 mod query;
 mod session;
+pub mod sessions;
 mod transport;
 
 pub use callbacks::{HookContext, HookMatcher, PermissionContext};
