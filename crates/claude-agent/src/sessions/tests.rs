@@ -245,3 +245,110 @@ fn cycles_end_the_walk() {
     ];
     assert_eq!(chain_uuids(&lines), ["u1", "a2", "u3"]);
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A session file with one prompt in the project folder of `cwd`.
+fn session_in(config: &std::path::Path, cwd: &std::path::Path, id: &str, prompt: &str) {
+    let cwd = std::fs::canonicalize(cwd).unwrap();
+    let folder = config
+        .join("projects")
+        .join(sanitize_path(cwd.to_str().unwrap()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let entry = json!({"type": "user", "uuid": id, "parentUuid": null, "sessionId": id, "cwd": cwd, "message": {"role": "user", "content": prompt}});
+    std::fs::write(folder.join(format!("{id}.jsonl")), line(entry)).unwrap();
+}
+
+#[test]
+fn the_sessions_of_every_worktree_of_a_repository() {
+    let root = tempfile::tempdir().unwrap();
+    let (repo, other, config) = (
+        root.path().join("repo"),
+        root.path().join("repo-wt"),
+        root.path().join("config"),
+    );
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    );
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            other.to_str().unwrap(),
+        ],
+    );
+    let (a, b) = (
+        "00000000-0000-4000-8000-00000000000a",
+        "00000000-0000-4000-8000-00000000000b",
+    );
+    session_in(&config, &repo, a, "in the main worktree");
+    session_in(&config, &other, b, "in the other worktree");
+    // a folder whose name only starts like the repository's is not one of its worktrees
+    std::fs::create_dir_all(root.path().join("repo-wt2")).unwrap();
+    session_in(
+        &config,
+        &root.path().join("repo-wt2"),
+        "00000000-0000-4000-8000-00000000000c",
+        "elsewhere",
+    );
+
+    let options = SessionOptions::new().config_dir(&config).dir(&repo);
+    let mut ids: Vec<String> = list_sessions(&options)
+        .unwrap()
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    ids.sort();
+    assert_eq!(ids, [a, b]);
+    let own: Vec<String> = list_sessions(&options.clone().include_worktrees(false))
+        .unwrap()
+        .into_iter()
+        .map(|s| s.session_id)
+        .collect();
+    assert_eq!(own, [a]);
+    // one session is found in another worktree's folder too
+    assert_eq!(
+        session_messages(b, &options).unwrap()[0].text(),
+        "in the other worktree"
+    );
+    assert!(matches!(
+        session_messages(b, &options.clone().include_worktrees(false)),
+        Err(SessionError::NotFound { .. })
+    ));
+    assert_eq!(
+        list_sessions(&SessionOptions::new().config_dir(&config))
+            .unwrap()
+            .len(),
+        3
+    );
+}

@@ -113,8 +113,9 @@ fn is_dropped(c: char) -> bool {
 }
 
 /// A tag as the SDKs store it: NFKC-normalised and stripped of invisible and
-/// private characters ([`is_dropped`]) until that changes nothing (at most
-/// ten rounds), then trimmed.
+/// private characters (Unicode categories Cf, Co and Cn; zero-width and
+/// directional marks, the byte-order mark) until that changes nothing (at
+/// most ten rounds), then trimmed.
 ///
 /// ```
 /// use claude_agent::sessions::sanitize_tag;
