@@ -27,6 +27,7 @@ mod options;
 pub mod protocol;
 mod query;
 mod session;
+pub mod sessions;
 mod stream;
 mod transport;
 
