@@ -44,6 +44,7 @@
 //! ```
 
 mod api;
+mod deadline;
 mod engine;
 mod error;
 mod handshake;
