@@ -1,0 +1,172 @@
+//! The HTTP client when the server no longer knows its session (404): it
+//! starts a new session with a fresh `initialize` and sends the message
+//! again once; when no new session can be had, it closes, and every later
+//! call fails at once with a `Closed` error saying why. Against our own
+//! Streamable HTTP server: a DELETE from elsewhere, a restart, a server
+//! that refuses new sessions. (The TypeScript SDK server:
+//! `interop_ts_server.rs`.)
+#![cfg(feature = "http")]
+#[path = "support/calc.rs"]
+mod calc;
+#[path = "support/http_session.rs"]
+mod http_session;
+#[path = "support/tasks.rs"]
+mod tasks;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use claude_agent_mcp::client::{
+    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
+};
+use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+
+/// Our server on `listener` until the returned sender is dropped or fired.
+fn serve(
+    listener: TcpListener,
+    config: StreamableHttpConfig,
+) -> (StreamableHttpService, oneshot::Sender<()>) {
+    let service = StreamableHttpService::new(calc::calc_server(), config);
+    let (stop, stopped) = oneshot::channel::<()>();
+    let running = service.clone();
+    tokio::spawn(async move {
+        let _ = running
+            .serve_with_shutdown(listener, async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    (service, stop)
+}
+
+async fn connect(url: &str) -> (McpClient, Arc<HttpTransport>) {
+    let http = Arc::new(HttpTransport::new(HttpOptions::new(url)).unwrap());
+    let options = ClientOptions::new("session-test", "1")
+        .request_timeout(Duration::from_secs(10))
+        // Sessions belong to the 2025-11-25 revision.
+        .handshake(HandshakeMode::Initialize);
+    let client = McpClient::connect_arc(http.clone(), options).await.unwrap();
+    (client, http)
+}
+
+async fn add(client: &McpClient) -> Result<String, ClientError> {
+    client
+        .call_tool("add", json!({"a": 40, "b": 2}))
+        .await
+        .map(|r| r.text_content())
+}
+
+async fn delete(url: &str, session: &str) {
+    let r = reqwest::Client::new()
+        .delete(url)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "DELETE: {}", r.status());
+}
+
+#[tokio::test]
+async fn a_session_deleted_elsewhere_is_replaced_and_the_call_goes_through() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (service, _stop) = serve(listener, StreamableHttpConfig::new());
+    let (client, http) = connect(&url).await;
+    assert_eq!(add(&client).await.unwrap(), "42");
+    let first = http.session_id().unwrap();
+
+    delete(&url, &first).await;
+    assert_eq!(service.session_count(), 0);
+    // The call meets a 404, a new session is opened, the call is sent again.
+    assert_eq!(add(&client).await.unwrap(), "42");
+    let second = http.session_id().unwrap();
+    assert_ne!(first, second);
+    assert_eq!(service.session_count(), 1);
+    assert!(client.is_alive());
+    // And again, for a request of another kind.
+    delete(&url, &second).await;
+    assert_eq!(client.list_tools().await.unwrap().len(), 6);
+    assert!(client.is_alive());
+    // Many calls meeting the 404 at once share one new session.
+    delete(&url, &http.session_id().unwrap()).await;
+    let calls = (0..20).map(|_| add(&client));
+    for sum in futures::future::join_all(calls).await {
+        assert_eq!(sum.unwrap(), "42");
+    }
+    assert_eq!(service.session_count(), 1);
+    client.close().await.unwrap();
+    assert_eq!(service.session_count(), 0, "the new session was deleted");
+}
+
+#[tokio::test]
+async fn a_restarted_server_gets_a_new_session() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let url = format!("http://{addr}/mcp");
+    let (_old, stop) = serve(listener, StreamableHttpConfig::new());
+    let (client, http) = connect(&url).await;
+    assert_eq!(add(&client).await.unwrap(), "42");
+    let first = http.session_id().unwrap();
+
+    // The server restarts on the same port and knows no session.
+    stop.send(()).unwrap();
+    let listener = loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => break l,
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let (new, _stop) = serve(listener, StreamableHttpConfig::new());
+    assert_eq!(add(&client).await.unwrap(), "42");
+    assert_ne!(http.session_id().unwrap(), first);
+    assert_eq!(new.session_count(), 1);
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn when_no_new_session_can_be_started_the_client_closes_and_says_why() {
+    let baseline = tasks::Baseline::now();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // Room for one session only.
+    let config = StreamableHttpConfig::new().max_sessions(1);
+    let (service, stop) = serve(listener, config);
+    let (client, http) = connect(&url).await;
+    assert_eq!(add(&client).await.unwrap(), "42");
+
+    // Our session is deleted, and another client takes the only place.
+    delete(&url, &http.session_id().unwrap()).await;
+    let other = reqwest::Client::new();
+    http_session::initialize(&other, &url, json!({})).await;
+    assert_eq!(service.session_count(), 1);
+
+    let e = add(&client).await.unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    let why = e.to_string();
+    assert!(
+        why.contains("404") && why.contains("a new one could not be started"),
+        "{why}"
+    );
+    assert!(
+        why.contains("Too many sessions"),
+        "the server's reason: {why}"
+    );
+    assert!(!client.is_alive());
+    // Every later call fails at once, naming why.
+    let started = Instant::now();
+    let later = client.ping().await.unwrap_err();
+    assert!(later.is_closed(), "{later:?}");
+    assert!(
+        later.to_string().contains("could not be started"),
+        "{later}"
+    );
+    assert!(started.elapsed() < Duration::from_millis(100));
+    client.close().await.unwrap();
+    drop((client, http, other));
+    stop.send(()).unwrap();
+    baseline.settled("a closed HTTP client").await;
+}
