@@ -241,3 +241,43 @@ async fn unreachable_server_is_a_transport_error() {
     assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
     assert!(e.jsonrpc_error().is_none());
 }
+
+#[tokio::test]
+async fn the_get_stream_is_tried_by_default_and_a_405_is_no_failure() {
+    let (mock, url, server) = start().await;
+    let transport = HttpTransport::new(HttpOptions::new(&url)).unwrap();
+    let client = McpClient::connect(transport, ClientOptions::new("http-test", "1"))
+        .await
+        .unwrap();
+    let gets = || {
+        let seen = mock.seen.lock().unwrap();
+        let posts = seen.iter().filter(|s| s.verb == Method::POST).count();
+        let gets: Vec<Seen> = seen
+            .iter()
+            .filter(|s| s.verb == Method::GET)
+            .cloned()
+            .collect();
+        (posts, gets)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while gets().1.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no GET stream was tried"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (_, got) = gets();
+    // Once the session is initialized, with its id and revision.
+    assert_eq!(got[0].headers["accept"], "text/event-stream");
+    assert_eq!(got[0].headers["mcp-session-id"], "sess-1");
+    assert_eq!(got[0].headers["mcp-protocol-version"], "2025-11-25");
+    // The mock answers 405: the client carries on, and does not try again.
+    let plain = client.call_tool("sse", json!({})).await.unwrap();
+    assert_eq!(plain.text_content(), "streamed");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(gets().1.len(), 1);
+    assert!(client.is_alive());
+    client.close().await.unwrap();
+    server.abort();
+}

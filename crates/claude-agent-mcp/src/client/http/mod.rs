@@ -5,7 +5,9 @@
 //! an SSE stream (responses interleaved with the server's notifications and
 //! requests), or `202 Accepted` for notifications and responses. The
 //! `Mcp-Session-Id` the server assigns is kept, sent with every message, and
-//! the session DELETEd on close; `MCP-Protocol-Version` goes with every
+//! the session DELETEd on close; once the session is initialized, a GET
+//! opens the standalone SSE stream for what the server sends outside any
+//! request (see [`HttpOptions::get_stream`]); `MCP-Protocol-Version` goes with every
 //! message after the handshake. At the 2026-07-28 revision requests also
 //! carry `Mcp-Method` and `Mcp-Name` (the tool or prompt name, the resource
 //! URI) and the `Mcp-Param-<Name>` headers the client mirrors from tool
@@ -73,7 +75,7 @@ const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 ///     .bearer_token("secret")
 ///     .header("X-Tenant", "acme")
 ///     .connect_timeout(Duration::from_secs(5))
-///     .get_stream(true)
+///     .get_stream(false)
 ///     .max_message_bytes(16 << 20);
 /// # drop(options);
 /// ```
@@ -96,7 +98,7 @@ impl HttpOptions {
             headers: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: None,
-            get_stream: false,
+            get_stream: true,
             max_reconnects: 5,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
@@ -128,8 +130,15 @@ impl HttpOptions {
         self
     }
 
-    /// Opens a GET SSE stream for notifications the server sends outside
-    /// any request (after the handshake; a server may refuse with 405).
+    /// Whether to open the standalone GET SSE stream once a session is
+    /// initialized (default: yes). Servers send what is tied to no request
+    /// there — `list_changed`, `resources/updated`, log messages outside a
+    /// call (the TypeScript SDK's server sends them nowhere else); without
+    /// it they are lost. A server that offers no stream answers 405 and
+    /// the client carries on without one; a stream that breaks is reopened
+    /// (with `Last-Event-ID`) up to [`max_reconnects`](Self::max_reconnects)
+    /// times in a row. Never opened at the stateless 2026-07-28 revision,
+    /// which has `subscriptions/listen` instead.
     pub fn get_stream(mut self, open: bool) -> Self {
         self.get_stream = open;
         self
