@@ -18,6 +18,7 @@ use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{ClientError, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::server::stateless::SUBSCRIPTION_ID_META;
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
@@ -31,6 +32,14 @@ const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`NotificationStream`](super::NotificationStream); past this it loses
 /// the oldest ones.
 pub const NOTIFICATION_BUFFER: usize = 1024;
+
+/// A notification as the streams get it: with the `subscriptions/listen`
+/// request it came on, if any (`_meta`'s subscription id).
+#[derive(Debug, Clone)]
+pub(crate) struct Heard {
+    pub(crate) subscription: Option<Value>,
+    pub(crate) note: ServerNotification,
+}
 
 /// One of our requests waiting for its answer.
 struct Waiter {
@@ -61,7 +70,7 @@ pub(crate) struct Inner {
     stateless_meta: OnceLock<Map<String, Value>>,
     /// Where [`McpClient::notifications`](super::McpClient::notifications)
     /// streams subscribe; `None` once closed (the streams end).
-    notifications: Mutex<Option<broadcast::Sender<ServerNotification>>>,
+    notifications: Mutex<Option<broadcast::Sender<Heard>>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
     pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
 }
@@ -103,7 +112,7 @@ impl Inner {
     }
 
     /// The error of a call on a closed client: why it closed.
-    fn closed_error(&self) -> ClientError {
+    pub(crate) fn closed_error(&self) -> ClientError {
         match lock(&self.closed_reason).as_deref() {
             Some(reason) => ClientError::Closed(format!("the client is closed: {reason}")),
             None => ClientError::Closed("the client is closed".into()),
@@ -288,7 +297,7 @@ impl Inner {
 
     /// A new subscription to the server's notifications (`None` once the
     /// client is closed).
-    pub(crate) fn subscribe(&self) -> Option<broadcast::Receiver<ServerNotification>> {
+    pub(crate) fn subscribe(&self) -> Option<broadcast::Receiver<Heard>> {
         lock(&self.notifications)
             .as_ref()
             .map(broadcast::Sender::subscribe)
@@ -371,6 +380,10 @@ impl Inner {
         {
             task.abort();
         }
+        let subscription = params
+            .as_ref()
+            .and_then(|p| p.get("_meta")?.get(SUBSCRIPTION_ID_META))
+            .cloned();
         let note = ServerNotification::parse(method, params);
         if matches!(note, ServerNotification::ToolListChanged) {
             *lock(&self.header_maps) = None;
@@ -381,7 +394,7 @@ impl Inner {
         // Never waits: a subscriber that lags loses the oldest (see
         // `NotificationStream`); with no subscriber nothing is kept.
         if let Some(tx) = lock(&self.notifications).as_ref() {
-            let _ = tx.send(note);
+            let _ = tx.send(Heard { subscription, note });
         }
     }
 

@@ -14,7 +14,8 @@
 //! answers the server's own requests (`ping`; `sampling/createMessage`,
 //! `elicitation/create` and `roots/list` through handlers you install,
 //! otherwise -32601), and hands the server's notifications to a callback and
-//! to [`McpClient::notifications`] streams.
+//! to [`McpClient::notifications`] streams. With a server of the stateless
+//! revision, [`McpClient::listen`] opens a `subscriptions/listen` stream.
 //!
 //! Errors: see [`ClientError`] — a server's JSON-RPC error is always
 //! distinguishable from a failure on this side.
@@ -54,6 +55,7 @@ pub mod http;
 mod in_process;
 mod notify;
 mod options;
+mod subscription;
 mod transport;
 
 use std::sync::Arc;
@@ -72,6 +74,7 @@ pub use options::{
     ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
     NotificationHandler, RequestHandler, RequestOptions,
 };
+pub use subscription::Subscription;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;

@@ -138,7 +138,8 @@ impl HttpOptions {
     /// the client carries on without one; a stream that breaks is reopened
     /// (with `Last-Event-ID`) up to [`max_reconnects`](Self::max_reconnects)
     /// times in a row. Never opened at the stateless 2026-07-28 revision,
-    /// which has `subscriptions/listen` instead.
+    /// which has `subscriptions/listen` instead
+    /// ([`McpClient::listen`](super::McpClient::listen)).
     pub fn get_stream(mut self, open: bool) -> Self {
         self.get_stream = open;
         self
