@@ -185,6 +185,8 @@ pub(crate) struct Shared {
     pub(crate) init_message: Mutex<Option<Value>>,
     /// Held while a new session is being started (one at a time).
     pub(crate) renewing: tokio::sync::Mutex<()>,
+    /// Told when a new session started (the GET stream reopens at once).
+    pub(crate) new_session: tokio::sync::Notify,
     pub(crate) get_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -250,6 +252,7 @@ impl HttpTransport {
                 closed_reason: Mutex::new(None),
                 init_message: Mutex::new(None),
                 renewing: tokio::sync::Mutex::new(()),
+                new_session: tokio::sync::Notify::new(),
                 get_task: Mutex::new(None),
             }),
         })

@@ -28,6 +28,9 @@ pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), Clien
     tracing::info!(url = %url(shared), "MCP HTTP: the session expired (404); starting a new one");
     match start(shared, stale).await {
         Ok(()) => {
+            // The GET stream reopens for the new session now, not after its
+            // retry delay (or starts again, if it had given up).
+            shared.new_session.notify_one();
             super::start_get_stream(shared);
             Ok(())
         }

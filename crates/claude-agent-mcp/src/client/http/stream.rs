@@ -402,7 +402,7 @@ pub(crate) async fn get_stream(shared: Arc<Shared>) {
             Err(e) => {
                 tracing::debug!(error = %e, "MCP HTTP: no GET stream");
                 failures += 1;
-                tokio::time::sleep(retry).await;
+                pause(&shared, retry).await;
                 continue;
             }
         };
@@ -421,11 +421,19 @@ pub(crate) async fn get_stream(shared: Arc<Shared>) {
         }
         parser.finish();
         failures += 1;
-        tokio::time::sleep(
-            parser
-                .retry_ms()
-                .map_or(DEFAULT_RETRY, Duration::from_millis),
-        )
-        .await;
+        let retry = parser
+            .retry_ms()
+            .map_or(DEFAULT_RETRY, Duration::from_millis);
+        pause(&shared, retry).await;
+    }
+}
+
+/// Waits `retry` before reopening the GET stream, or less if a new session
+/// starts meanwhile: what the server sends outside requests is lost while
+/// no stream is open.
+async fn pause(shared: &Shared, retry: Duration) {
+    tokio::select! {
+        () = tokio::time::sleep(retry) => {}
+        () = shared.new_session.notified() => {}
     }
 }
