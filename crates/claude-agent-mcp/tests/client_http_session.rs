@@ -3,7 +3,8 @@
 //! again once; when no new session can be had, it closes, and every later
 //! call fails at once with a `Closed` error saying why. Against our own
 //! Streamable HTTP server: a DELETE from elsewhere, a restart, a server
-//! that refuses new sessions. (The TypeScript SDK server:
+//! that refuses new sessions, and an idle client whose GET stream meets
+//! the 404 first. (The TypeScript SDK server:
 //! `interop_ts_server.rs`.)
 #![cfg(feature = "http")]
 #[path = "support/calc.rs"]
@@ -18,8 +19,12 @@ use std::time::{Duration, Instant};
 
 use claude_agent_mcp::client::{
     ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
+    ServerNotification,
 };
 use claude_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+use claude_agent_mcp::{Server, Tool};
+use futures::StreamExt;
+use serde_json::Value;
 use serde_json::json;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -29,7 +34,15 @@ fn serve(
     listener: TcpListener,
     config: StreamableHttpConfig,
 ) -> (StreamableHttpService, oneshot::Sender<()>) {
-    let service = StreamableHttpService::new(calc::calc_server(), config);
+    serve_server(calc::calc_server(), listener, config)
+}
+
+fn serve_server(
+    server: Server,
+    listener: TcpListener,
+    config: StreamableHttpConfig,
+) -> (StreamableHttpService, oneshot::Sender<()>) {
+    let service = StreamableHttpService::new(server, config);
     let (stop, stopped) = oneshot::channel::<()>();
     let running = service.clone();
     tokio::spawn(async move {
@@ -169,4 +182,51 @@ async fn when_no_new_session_can_be_started_the_client_closes_and_says_why() {
     drop((client, http, other));
     stop.send(()).unwrap();
     baseline.settled("a closed HTTP client").await;
+}
+
+#[tokio::test]
+async fn an_idle_client_renews_its_session_from_the_get_stream() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let server = calc::calc_server();
+    let config = StreamableHttpConfig::new().sse_retry(Some(Duration::from_millis(50)));
+    let (service, _stop) = serve_server(server.clone(), listener, config);
+    let (client, http) = connect(&url).await;
+    let mut notes = client.notifications();
+    let first = http.session_id().unwrap();
+
+    // No call is made: the GET stream meets the 404 and starts a new session.
+    delete(&url, &first).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while http.session_id().as_deref() == Some(first.as_str()) || service.session_count() == 0 {
+        assert!(Instant::now() < deadline, "no new session");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // And listens on it: what the server says outside any request arrives.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        server.add_tool(Tool::raw(
+            "late",
+            "late",
+            json!({"type": "object"}),
+            |_: Value| async { "" },
+        ));
+        let heard = tokio::time::timeout(Duration::from_millis(200), async {
+            while let Some(note) = notes.next().await {
+                if note == ServerNotification::ToolListChanged {
+                    return true;
+                }
+            }
+            false
+        });
+        if heard.await == Ok(true) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no list_changed on the new session"
+        );
+    }
+    assert!(client.is_alive());
+    client.close().await.unwrap();
 }
