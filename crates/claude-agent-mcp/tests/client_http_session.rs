@@ -230,3 +230,189 @@ async fn an_idle_client_renews_its_session_from_the_get_stream() {
     assert!(client.is_alive());
     client.close().await.unwrap();
 }
+
+/// A scripted server that forgets sessions: every `initialize` opens a new
+/// one (`s-1`, `s-2`, …) answered with the revision `versions` gives for
+/// it; `tools/call` of `gone` is always answered 404, `cut` answers with an
+/// SSE stream cut before the response whose resumption meets 404; the
+/// plain GET stream is refused (405). Counts the POSTs by method.
+#[derive(Clone)]
+struct Forgetful {
+    versions: &'static [&'static str],
+    sessions: Arc<std::sync::atomic::AtomicUsize>,
+    posts: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Forgetful {
+    fn new(versions: &'static [&'static str]) -> Self {
+        Self {
+            versions,
+            sessions: Arc::default(),
+            posts: Arc::default(),
+        }
+    }
+
+    fn posted(&self, what: &str) -> usize {
+        self.posts
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| *m == what)
+            .count()
+    }
+
+    async fn start(&self) -> String {
+        let app = axum::Router::new()
+            .route("/mcp", axum::routing::any(forgetful))
+            .with_state(self.clone());
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        url
+    }
+}
+
+async fn forgetful(
+    axum::extract::State(mock): axum::extract::State<Forgetful>,
+    verb: axum::http::Method,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::response::Response {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let json = |status: StatusCode, body: Value| {
+        (
+            status,
+            [("content-type", "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    };
+    let gone = || {
+        json(
+            StatusCode::NOT_FOUND,
+            json!({"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}),
+        )
+    };
+    match verb {
+        axum::http::Method::GET if headers.contains_key("last-event-id") => return gone(),
+        axum::http::Method::GET => return StatusCode::METHOD_NOT_ALLOWED.into_response(),
+        axum::http::Method::DELETE => return StatusCode::OK.into_response(),
+        _ => {}
+    }
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    let method = body["method"].as_str().unwrap_or("response").to_owned();
+    let name = body["params"]["name"].as_str().unwrap_or("");
+    mock.posts.lock().unwrap().push(match name {
+        "" => method.clone(),
+        name => format!("{method} {name}"),
+    });
+    let id = body["id"].clone();
+    match (method.as_str(), name) {
+        ("initialize", _) => {
+            let n = mock
+                .sessions
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let version = mock.versions[n.min(mock.versions.len() - 1)];
+            let result = json!({"protocolVersion":version,"capabilities":{"tools":{}},
+                "serverInfo":{"name":"forgetful","version":"1"}});
+            let mut r = json(
+                StatusCode::OK,
+                json!({"jsonrpc":"2.0","id":id,"result":result}),
+            );
+            r.headers_mut()
+                .insert("mcp-session-id", format!("s-{}", n + 1).parse().unwrap());
+            r
+        }
+        ("tools/list", _) => json(
+            StatusCode::OK,
+            json!({"jsonrpc":"2.0","id":id,"result":{"tools":[]}}),
+        ),
+        ("tools/call", "gone") => gone(),
+        ("tools/call", "cut") => (
+            [("content-type", "text/event-stream")],
+            "id: ev-1\nretry: 20\ndata: \n\n",
+        )
+            .into_response(),
+        (_, _) if id.is_null() => StatusCode::ACCEPTED.into_response(),
+        (_, _) => json(
+            StatusCode::OK,
+            json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"ok"}]}}),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn a_404_on_the_new_session_too_closes_the_client_after_one_retry() {
+    let mock = Forgetful::new(&["2025-11-25"]);
+    let url = mock.start().await;
+    let (client, http) = connect(&url).await;
+    assert_eq!(http.session_id().as_deref(), Some("s-1"));
+
+    let e = client.call_tool("gone", json!({})).await.unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    assert!(
+        e.to_string().contains("404 again on the new session"),
+        "{e}"
+    );
+    // Sent twice (once per session), one new session, then no more.
+    assert_eq!(mock.posted("tools/call gone"), 2);
+    assert_eq!(mock.posted("initialize"), 2);
+    assert!(!client.is_alive());
+    let later = client.call_tool("other", json!({})).await.unwrap_err();
+    assert!(later.is_closed(), "{later:?}");
+    assert!(later.to_string().contains("404 again"), "{later}");
+    assert_eq!(
+        mock.posted("tools/call other"),
+        0,
+        "nothing sent once closed"
+    );
+    assert_eq!(mock.posted("initialize"), 2);
+}
+
+#[tokio::test]
+async fn a_new_session_on_another_revision_closes_the_client() {
+    let mock = Forgetful::new(&["2025-11-25", "2025-06-18"]);
+    let url = mock.start().await;
+    let (client, _http) = connect(&url).await;
+
+    let e = client.call_tool("gone", json!({})).await.unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    let why = e.to_string();
+    assert!(
+        why.contains("\"2025-06-18\"") && why.contains("\"2025-11-25\""),
+        "names both revisions: {why}"
+    );
+    assert_eq!(
+        mock.posted("tools/call gone"),
+        1,
+        "not sent on that session"
+    );
+    assert!(!client.is_alive());
+}
+
+#[tokio::test]
+async fn a_response_lost_with_its_session_is_not_sent_again() {
+    let mock = Forgetful::new(&["2025-11-25"]);
+    let url = mock.start().await;
+    let (client, http) = connect(&url).await;
+
+    // The answer's stream is cut and resuming it meets 404: the old session
+    // may have acted on the call, so it is not repeated on the new one.
+    let e = client.call_tool("cut", json!({})).await.unwrap_err();
+    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
+    assert!(e.to_string().contains("not sent again"), "{e}");
+    assert_eq!(mock.posted("tools/call cut"), 1);
+    assert_eq!(http.session_id().as_deref(), Some("s-2"));
+    // The client goes on, on the new session.
+    assert!(client.is_alive());
+    assert_eq!(
+        client
+            .call_tool("fine", json!({}))
+            .await
+            .unwrap()
+            .text_content(),
+        "ok"
+    );
+    client.close().await.unwrap();
+}

@@ -63,7 +63,7 @@ fn count(seen: &Seen, method: &str) -> usize {
         .count()
 }
 
-async fn scenario(server: Server, client: McpClient, seen: Seen) {
+async fn scenario(server: Server, client: McpClient, seen: Seen, baseline: tasks::Baseline) {
     let filter = SubscriptionFilter::new()
         .tools_list_changed()
         .prompts_list_changed()
@@ -112,9 +112,15 @@ async fn scenario(server: Server, client: McpClient, seen: Seen) {
     assert_eq!(client.list_tools().await.unwrap().len(), 3);
     // Closing the client ends the subscription, saying why.
     client.close().await.unwrap();
+    drop(client);
     let end = tokio::time::timeout(Duration::from_secs(5), second.next()).await;
     assert_eq!(end.unwrap(), None);
     assert!(second.ended().unwrap().contains("closed"), "{second:?}");
+    // Nothing is left running for it, though it is still held.
+    baseline
+        .settled("a closed client with a subscription still held")
+        .await;
+    drop(second);
 }
 
 #[tokio::test]
@@ -122,22 +128,57 @@ async fn listen_in_process() {
     let baseline = tasks::Baseline::now();
     let server = server();
     let (client, seen) = connect(InProcessTransport::new(server.clone())).await;
-    scenario(server, client, seen).await;
-    baseline.settled("a closed in-process client").await;
+    scenario(server, client, seen, baseline).await;
 }
 
 #[tokio::test]
 async fn listen_over_streamable_http() {
     let server = server();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    // The server runs on a runtime of its own: the tasks counted here are
+    // the client's.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let service = StreamableHttpService::new(server.clone(), StreamableHttpConfig::new());
-    let task = tokio::spawn(async move {
-        let _ = service.serve(listener).await;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let _ = service
+                .serve_with_shutdown(listener, async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
     });
+    let baseline = tasks::Baseline::now();
     let (client, seen) = connect(HttpTransport::new(HttpOptions::new(url)).unwrap()).await;
-    scenario(server, client, seen).await;
-    task.abort();
+    scenario(server, client, seen, baseline).await;
+    stop.send(()).unwrap();
+    serving.join().unwrap();
+}
+
+#[tokio::test]
+async fn a_subscription_outlives_the_request_timeout() {
+    let server = server();
+    let options =
+        ClientOptions::new("listen-test", "1").request_timeout(Duration::from_millis(200));
+    let client = McpClient::connect(InProcessTransport::new(server.clone()), options)
+        .await
+        .unwrap();
+    let mut sub = client
+        .listen(SubscriptionFilter::new().tools_list_changed())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    server.add_tool(tool("late"));
+    assert_eq!(next(&mut sub).await, ServerNotification::ToolListChanged);
+    assert!(sub.ended().is_none(), "{sub:?}");
+    client.close().await.unwrap();
 }
 
 #[tokio::test]

@@ -5,7 +5,8 @@
 //! follows it), resources, prompts, and the notifications the SDK sends
 //! outside any request — over HTTP only on the standalone GET stream,
 //! which the client opens by default. A server restart and a DELETE from
-//! elsewhere get new sessions.
+//! elsewhere get new sessions; a server that will not open one closes the
+//! client.
 #![cfg(feature = "http")]
 #[path = "support/peers.rs"]
 mod peers;
@@ -185,7 +186,8 @@ fn node(dir: &Path) -> std::process::Command {
     cmd
 }
 
-/// The script over HTTP on `port`; `extra` arguments (`--no-get`).
+/// The script over HTTP on `port`; `extra` arguments (`--no-get`,
+/// `--refuse-sessions`).
 async fn http_server(dir: &Path, port: u16, extra: &[&str]) -> peers::PeerProcess {
     let mut cmd = node(dir);
     cmd.arg("http")
@@ -254,7 +256,8 @@ async fn ts_server_refusing_the_get_stream() {
 }
 
 /// A restart of the server and a DELETE from elsewhere: each time the next
-/// call opens a new session and goes through, and the GET stream follows.
+/// call opens a new session and goes through, and the GET stream follows;
+/// a restarted server that opens no new session closes the client.
 #[tokio::test]
 async fn ts_server_restarted_or_session_deleted_gets_a_new_session() {
     let Some(dir) = ts_sdk("ts_server_restarted_or_session_deleted_gets_a_new_session") else {
@@ -278,7 +281,7 @@ async fn ts_server_restarted_or_session_deleted_gets_a_new_session() {
     let first = http.session_id().unwrap();
 
     drop(server);
-    let _server = http_server(&dir, port, &[]).await;
+    let restarted = http_server(&dir, port, &[]).await;
     assert_eq!(add().await.unwrap(), "42");
     let second = http.session_id().unwrap();
     assert_ne!(first, second);
@@ -306,5 +309,22 @@ async fn ts_server_restarted_or_session_deleted_gets_a_new_session() {
     assert!(deleted.status().is_success(), "{}", deleted.status());
     assert_eq!(add().await.unwrap(), "42");
     assert_ne!(http.session_id().unwrap(), second);
+
+    // Restarted again, refusing new sessions: the client closes, says why,
+    // and every later call fails at once.
+    drop(restarted);
+    let _full = http_server(&dir, port, &["--refuse-sessions"]).await;
+    let e = add().await.unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    let why = e.to_string();
+    assert!(
+        why.contains("404") && why.contains("Server is full"),
+        "says why: {why}"
+    );
+    assert!(!client.is_alive());
+    let started = std::time::Instant::now();
+    let later = client.ping().await.unwrap_err();
+    assert!(later.is_closed(), "{later:?}");
+    assert!(started.elapsed() < Duration::from_millis(100));
     client.close().await.unwrap();
 }

@@ -97,7 +97,22 @@ async fn progress_keeps_a_call_alive_up_to_the_cap(client: McpClient) {
         "{took:?}"
     );
 
-    // Progress that stops: the timeout counts again from the last report.
+    // A progress token of the caller's own works the same (6 × 150 ms).
+    let done = client
+        .call_tool_with(
+            "slow",
+            slow(6, 150),
+            RequestOptions::new()
+                .timeout(BASE)
+                .reset_timeout_on_progress(true)
+                .progress_token("mine"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.text_content(), "done after 6 steps");
+
+    // No progress (the first report would come after 30 s): it times out
+    // after the base timeout, saying so.
     let e = client
         .call_tool_with(
             "slow",

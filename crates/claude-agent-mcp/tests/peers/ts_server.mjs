@@ -3,7 +3,7 @@
 // client's interop tests (tests/interop_ts_server.rs).
 //
 // Usage: TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_server.mjs stdio
-//        TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_server.mjs http PORT [--no-get]
+//        TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_server.mjs http PORT [--no-get] [--refuse-sessions]
 //
 // Tools: add(a, b); fail() (a tool error); slow(steps, ms) (a progress report
 // per step, to the request's progress token); touch(delay_ms) (later, outside
@@ -14,8 +14,9 @@
 // Over HTTP: one session (one transport and McpServer) per initialize, a
 // 404 "Session not found" for an unknown session id (a session deleted or
 // lost in a restart), as the spec says; --no-get answers the standalone
-// GET stream with 405. The SDK sends what is tied to no request only on
-// that GET stream.
+// GET stream with 405; --refuse-sessions answers every initialize with 503
+// (a server that is full). The SDK sends what is tied to no request only
+// on that GET stream.
 import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import http from "node:http";
@@ -134,7 +135,7 @@ function jsonError(res, status, code, message) {
   res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }));
 }
 
-async function serveHttp(port, noGet) {
+async function serveHttp(port, noGet, refuseSessions) {
   const transports = new Map();
   const server = http.createServer(async (req, res) => {
     try {
@@ -167,6 +168,10 @@ async function serveHttp(port, noGet) {
         return;
       }
       if (req.method === "POST" && types.isInitializeRequest(body)) {
+        if (refuseSessions) {
+          jsonError(res, 503, -32000, "Server is full: no new sessions");
+          return;
+        }
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (id) => transports.set(id, transport),
@@ -189,10 +194,10 @@ async function serveHttp(port, noGet) {
 
 const [mode, port, ...rest] = process.argv.slice(2);
 if (mode === "http") {
-  await serveHttp(Number(port), rest.includes("--no-get"));
+  await serveHttp(Number(port), rest.includes("--no-get"), rest.includes("--refuse-sessions"));
 } else if (mode === "stdio") {
   await buildServer().connect(new StdioServerTransport());
 } else {
-  console.error("usage: ts_server.mjs stdio | http PORT [--no-get]");
+  console.error("usage: ts_server.mjs stdio | http PORT [--no-get] [--refuse-sessions]");
   process.exit(2);
 }
