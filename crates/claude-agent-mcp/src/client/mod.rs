@@ -9,13 +9,17 @@
 //!
 //! The client does the handshake (`server/discover` for servers of the
 //! 2026-07-28 revision, else `initialize` + `notifications/initialized`),
-//! correlates responses with requests, applies a timeout to each request,
-//! sends `notifications/cancelled` for a request whose future is dropped,
-//! answers the server's own requests (`ping`; `sampling/createMessage`,
+//! correlates responses with requests, applies a timeout to each request
+//! (one that progress restarts, up to a cap, when asked:
+//! [`RequestOptions::reset_timeout_on_progress`]), sends
+//! `notifications/cancelled` for a request whose future is dropped, answers
+//! the server's own requests (`ping`; `sampling/createMessage`,
 //! `elicitation/create` and `roots/list` through handlers you install,
 //! otherwise -32601), and hands the server's notifications to a callback and
 //! to [`McpClient::notifications`] streams. With a server of the stateless
 //! revision, [`McpClient::listen`] opens a `subscriptions/listen` stream.
+//!
+//! The guide `docs/mcp-client.md` in the repository walks through all of it.
 //!
 //! Errors: see [`ClientError`] — a server's JSON-RPC error is always
 //! distinguishable from a failure on this side.
