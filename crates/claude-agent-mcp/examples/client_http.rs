@@ -15,9 +15,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = argv
         .next()
         .ok_or("usage: client_http <url> [bearer-token]")?;
-    let mut http = HttpOptions::new(url)
-        .connect_timeout(Duration::from_secs(5))
-        .get_stream(true);
+    let mut http = HttpOptions::new(url).connect_timeout(Duration::from_secs(5));
     if let Some(token) = argv.next() {
         http = http.bearer_token(token);
     }

@@ -72,6 +72,11 @@ pub use server::{
 };
 pub use types::{CallToolResult, Content, LogLevel};
 
+/// The guide in `docs/mcp-client.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp-client.md")]
+mod mcp_client_guide {}
+
 /// Not a public API: the one helper that reads a caught panic's message,
 /// shared with the Claude Code SDK.
 #[doc(hidden)]

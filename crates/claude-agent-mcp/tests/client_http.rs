@@ -4,6 +4,7 @@
 #![cfg(feature = "http-client")]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,6 +28,12 @@ struct Seen {
 struct Mock {
     seen: Arc<Mutex<Vec<Seen>>>,
     cut_id: Arc<Mutex<Option<Value>>>,
+    /// Answer `server/discover`: a server of the stateless revision.
+    stateless: bool,
+    /// `notifications/initialized` was answered (after a pause).
+    initialized: Arc<AtomicBool>,
+    /// A GET stream was asked for before that.
+    early_get: Arc<AtomicBool>,
 }
 
 fn json_reply(status: StatusCode, body: Value) -> Response {
@@ -65,12 +72,20 @@ async fn endpoint(
     }
     if verb == Method::GET {
         let Some(last) = headers.get("last-event-id") else {
+            if !mock.initialized.load(Ordering::SeqCst) {
+                mock.early_get.store(true, Ordering::SeqCst);
+            }
             return json_reply(StatusCode::METHOD_NOT_ALLOWED, json!({}));
         };
         assert_eq!(last, "ev-1");
         let id = mock.cut_id.lock().unwrap().clone().unwrap();
         let reply = json!({"jsonrpc":"2.0","id":id,"result":{"content":[{"type":"text","text":"resumed"}]}});
         return sse_reply(format!("id: ev-2\ndata: {reply}\n\n"));
+    }
+    if body["method"] == "notifications/initialized" {
+        // Slow, so that a GET sent before it is answered shows.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        mock.initialized.store(true, Ordering::SeqCst);
     }
     let (Some(method), Some(id)) = (body["method"].as_str(), body.get("id")) else {
         return Response::builder()
@@ -80,6 +95,13 @@ async fn endpoint(
     };
     let ok = |result: Value| json!({"jsonrpc":"2.0","id":id,"result":result});
     match (method, body["params"]["name"].as_str()) {
+        ("server/discover", _) if mock.stateless => json_reply(
+            StatusCode::OK,
+            ok(
+                json!({"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},
+                      "serverInfo":{"name":"mock","version":"1"}}),
+            ),
+        ),
         // A 2025-11-25 server refuses the probe with an HTTP error and a JSON-RPC body.
         ("server/discover", _) => json_reply(
             StatusCode::BAD_REQUEST,
@@ -127,7 +149,10 @@ async fn endpoint(
 }
 
 async fn start() -> (Mock, String, tokio::task::JoinHandle<()>) {
-    let mock = Mock::default();
+    start_mock(Mock::default()).await
+}
+
+async fn start_mock(mock: Mock) -> (Mock, String, tokio::task::JoinHandle<()>) {
     let app = axum::Router::new()
         .route("/mcp", axum::routing::any(endpoint))
         .with_state(mock.clone());
@@ -240,4 +265,73 @@ async fn unreachable_server_is_a_transport_error() {
         .unwrap_err();
     assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
     assert!(e.jsonrpc_error().is_none());
+}
+
+#[tokio::test]
+async fn the_get_stream_is_tried_by_default_and_a_405_is_no_failure() {
+    let (mock, url, server) = start().await;
+    let transport = HttpTransport::new(HttpOptions::new(&url)).unwrap();
+    let client = McpClient::connect(transport, ClientOptions::new("http-test", "1"))
+        .await
+        .unwrap();
+    let gets = || {
+        let seen = mock.seen.lock().unwrap();
+        let posts = seen.iter().filter(|s| s.verb == Method::POST).count();
+        let gets: Vec<Seen> = seen
+            .iter()
+            .filter(|s| s.verb == Method::GET)
+            .cloned()
+            .collect();
+        (posts, gets)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while gets().1.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no GET stream was tried"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (_, got) = gets();
+    // Once the session is initialized, with its id and revision.
+    assert!(
+        !mock.early_get.load(Ordering::SeqCst),
+        "the GET stream was asked for before notifications/initialized was answered"
+    );
+    assert_eq!(got[0].headers["accept"], "text/event-stream");
+    assert_eq!(got[0].headers["mcp-session-id"], "sess-1");
+    assert_eq!(got[0].headers["mcp-protocol-version"], "2025-11-25");
+    // The mock answers 405: the client carries on, and does not try again.
+    let plain = client.call_tool("sse", json!({})).await.unwrap();
+    assert_eq!(plain.text_content(), "streamed");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(gets().1.len(), 1);
+    assert!(client.is_alive());
+    client.close().await.unwrap();
+    server.abort();
+}
+
+#[tokio::test]
+async fn no_get_stream_at_the_stateless_revision() {
+    let mock = Mock {
+        stateless: true,
+        ..Mock::default()
+    };
+    let (mock, url, server) = start_mock(mock).await;
+    let transport = HttpTransport::new(HttpOptions::new(&url)).unwrap();
+    let client = McpClient::connect(transport, ClientOptions::new("http-test", "1"))
+        .await
+        .unwrap();
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let plain = client.call_tool("sse", json!({})).await.unwrap();
+    assert_eq!(plain.text_content(), "streamed");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let seen = mock.seen.lock().unwrap().clone();
+    assert!(
+        seen.iter().all(|s| s.verb != Method::GET),
+        "a GET stream at the stateless revision: {seen:#?}"
+    );
+    assert!(seen.iter().any(|s| s.body["method"] == "tools/call"));
+    client.close().await.unwrap();
+    server.abort();
 }

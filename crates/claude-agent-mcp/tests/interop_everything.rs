@@ -189,10 +189,9 @@ async fn server_everything_over_streamable_http() {
         .stderr(std::process::Stdio::null());
     let _server = peers::PeerProcess::spawn(cmd);
     peers::wait_port(port).await;
-    let http = HttpTransport::new(
-        HttpOptions::new(format!("http://127.0.0.1:{port}/mcp")).get_stream(true),
-    )
-    .unwrap();
+    // The default options: the GET stream is on.
+    let http =
+        HttpTransport::new(HttpOptions::new(format!("http://127.0.0.1:{port}/mcp"))).unwrap();
     tokio::time::timeout(Duration::from_secs(90), scenario(http))
         .await
         .unwrap();

@@ -12,11 +12,13 @@ use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 
+use super::deadline::{self, Limits, ProgressWatch};
 use super::error::response_outcome;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{ClientError, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::server::stateless::SUBSCRIPTION_ID_META;
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
@@ -31,13 +33,34 @@ const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// the oldest ones.
 pub const NOTIFICATION_BUFFER: usize = 1024;
 
+/// A notification as the streams get it: with the `subscriptions/listen`
+/// request it came on, if any (`_meta`'s subscription id).
+#[derive(Debug, Clone)]
+pub(crate) struct Heard {
+    pub(crate) subscription: Option<Value>,
+    pub(crate) note: ServerNotification,
+}
+
+/// One of our requests waiting for its answer.
+struct Waiter {
+    reply: oneshot::Sender<Reply>,
+    /// Set when progress restarts the request's timeout.
+    progress: Option<ProgressWatch>,
+}
+
+impl Waiter {
+    fn answer(self, reply: Reply) {
+        let _ = self.reply.send(reply);
+    }
+}
+
 pub(crate) struct Inner {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) options: ClientOptions,
     pub(crate) capabilities: Value,
     /// Ours: the waiter of each request sent. Theirs: the task answering
     /// each server request, to abort it on `notifications/cancelled`.
-    requests: RequestTable<RequestId, oneshot::Sender<Reply>, AbortHandle>,
+    requests: RequestTable<RequestId, Waiter, AbortHandle>,
     next_id: AtomicU64,
     closed: AtomicBool,
     /// Why the client closed (the first reason given), for later calls.
@@ -47,7 +70,7 @@ pub(crate) struct Inner {
     stateless_meta: OnceLock<Map<String, Value>>,
     /// Where [`McpClient::notifications`](super::McpClient::notifications)
     /// streams subscribe; `None` once closed (the streams end).
-    notifications: Mutex<Option<broadcast::Sender<ServerNotification>>>,
+    notifications: Mutex<Option<broadcast::Sender<Heard>>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
     pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
 }
@@ -89,7 +112,7 @@ impl Inner {
     }
 
     /// The error of a call on a closed client: why it closed.
-    fn closed_error(&self) -> ClientError {
+    pub(crate) fn closed_error(&self) -> ClientError {
         match lock(&self.closed_reason).as_deref() {
             Some(reason) => ClientError::Closed(format!("the client is closed: {reason}")),
             None => ClientError::Closed("the client is closed".into()),
@@ -124,6 +147,11 @@ impl Inner {
         })
     }
 
+    /// The id of the next request.
+    pub(crate) fn next_id(&self) -> RequestId {
+        RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Sends a request and waits for its outcome.
     ///
     /// If this future is dropped before the response (or times out), the
@@ -134,14 +162,44 @@ impl Inner {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
+        self.request_with_id(self.next_id(), method, params, options)
+            .await
+    }
+
+    /// [`request`](Self::request) with an id from [`next_id`](Self::next_id).
+    pub(crate) async fn request_with_id(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
         if self.is_closed() {
             return Err(self.closed_error());
         }
-        let params = self.with_meta(params, options.meta);
-        let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let limits = Limits {
+            timeout: options.timeout.unwrap_or(self.options.request_timeout),
+            cap: options.max_total_timeout,
+            reset_on_progress: options.reset_timeout_on_progress,
+        };
+        let mut meta = options.meta;
+        let progress = options.reset_timeout_on_progress.then(|| {
+            let meta = meta.get_or_insert_with(Map::new);
+            let token = meta
+                .entry("progressToken")
+                .or_insert_with(|| id.to_value())
+                .clone();
+            ProgressWatch::new(token)
+        });
+        let seen = progress.as_ref().map(|p| Arc::clone(&p.seen));
+        let params = self.with_meta(params, meta);
         let (tx, rx) = oneshot::channel();
+        let waiter = Waiter {
+            reply: tx,
+            progress,
+        };
         if let Err(RegisterError::Closed(_) | RegisterError::Duplicate(_)) =
-            self.requests.register_ours(id.clone(), tx)
+            self.requests.register_ours(id.clone(), waiter)
         {
             return Err(self.closed_error());
         }
@@ -152,16 +210,26 @@ impl Inner {
             reason: "the request was abandoned",
         };
         let message = jsonrpc::request(&id, method, params);
-        let timeout = options.timeout.unwrap_or(self.options.request_timeout);
         let send = options.send;
         let sent = &mut guard.sent;
         let exchange = async move {
             *sent = true;
-            self.transport.send(message, send).await?;
-            rx.await
-                .unwrap_or_else(|_| Err(ClientError::Closed("the transport closed".into())))
+            let closed = |_| Err(ClientError::Closed("the transport closed".into()));
+            let mut rx = rx;
+            // The answer may come (or the client close) before the send
+            // is over: a stream that carries a subscription never ends.
+            tokio::select! {
+                biased;
+                reply = &mut rx => return reply.unwrap_or_else(closed),
+                sent = self.transport.send(message, send) => sent?,
+            }
+            rx.await.unwrap_or_else(closed)
         };
-        let outcome = tokio::time::timeout(timeout, exchange).await;
+        let outcome = if options.unbounded {
+            Ok(exchange.await)
+        } else {
+            deadline::within(exchange, limits, seen.as_deref()).await
+        };
         match outcome {
             Ok(outcome) => {
                 // Answered, or failed on this side: nothing to cancel.
@@ -171,12 +239,9 @@ impl Inner {
                 guard.sent = false;
                 outcome
             }
-            Err(_) => {
+            Err(expired) => {
                 guard.reason = "timeout";
-                Err(ClientError::Timeout(format!(
-                    "request {method} timed out after {}",
-                    fmt_duration(timeout)
-                )))
+                Err(limits.error(method, expired))
             }
         }
     }
@@ -232,7 +297,7 @@ impl Inner {
 
     /// A new subscription to the server's notifications (`None` once the
     /// client is closed).
-    pub(crate) fn subscribe(&self) -> Option<broadcast::Receiver<ServerNotification>> {
+    pub(crate) fn subscribe(&self) -> Option<broadcast::Receiver<Heard>> {
         lock(&self.notifications)
             .as_ref()
             .map(broadcast::Sender::subscribe)
@@ -244,8 +309,8 @@ impl Inner {
         lock(&self.closed_reason).get_or_insert_with(|| reason.to_owned());
         self.closed.store(true, Ordering::Release);
         let (ours, theirs) = self.requests.close();
-        for tx in ours {
-            let _ = tx.send(Err(ClientError::Closed(reason.to_owned())));
+        for waiter in ours {
+            waiter.answer(Err(ClientError::Closed(reason.to_owned())));
         }
         for task in theirs {
             task.abort();
@@ -260,8 +325,9 @@ impl Inner {
                 self.shut(&reason);
             }
             TransportEvent::Failed { id, error } => {
-                if let Some(tx) = request_key(&id).and_then(|k| self.requests.complete_ours(&k)) {
-                    let _ = tx.send(Err(error));
+                if let Some(waiter) = request_key(&id).and_then(|k| self.requests.complete_ours(&k))
+                {
+                    waiter.answer(Err(error));
                 }
             }
             TransportEvent::Message(Value::Object(map)) => self.on_message(map),
@@ -288,9 +354,7 @@ impl Inner {
                 let key = id.as_ref().and_then(request_key);
                 let waiting = key.and_then(|k| self.requests.complete_ours(&k));
                 match waiting {
-                    Some(tx) => {
-                        let _ = tx.send(response_outcome(map));
-                    }
+                    Some(waiter) => waiter.answer(response_outcome(map)),
                     None => tracing::debug!(?id, "MCP client: response to no waiting request"),
                 }
                 return;
@@ -304,6 +368,11 @@ impl Inner {
     }
 
     fn on_notification(&self, method: &str, params: Option<Value>) {
+        if method == "notifications/progress"
+            && let Some(token) = params.as_ref().and_then(|p| p.get("progressToken"))
+        {
+            self.progressed(token);
+        }
         if method == "notifications/cancelled"
             && let Some(id) = params.as_ref().and_then(|p| p.get("requestId"))
             && let Some(task) =
@@ -311,6 +380,10 @@ impl Inner {
         {
             task.abort();
         }
+        let subscription = params
+            .as_ref()
+            .and_then(|p| p.get("_meta")?.get(SUBSCRIPTION_ID_META))
+            .cloned();
         let note = ServerNotification::parse(method, params);
         if matches!(note, ServerNotification::ToolListChanged) {
             *lock(&self.header_maps) = None;
@@ -321,7 +394,32 @@ impl Inner {
         // Never waits: a subscriber that lags loses the oldest (see
         // `NotificationStream`); with no subscriber nothing is kept.
         if let Some(tx) = lock(&self.notifications).as_ref() {
-            let _ = tx.send(note);
+            let _ = tx.send(Heard { subscription, note });
+        }
+    }
+
+    /// Tells the request whose progress token this is (if its timeout
+    /// restarts on progress) that it made progress.
+    fn progressed(&self, token: &Value) {
+        let watching = |w: &Waiter| {
+            w.progress
+                .as_ref()
+                .filter(|p| &p.token == token)
+                .map(|p| Arc::clone(&p.seen))
+        };
+        // Our default token is the request's id; a token of the caller's
+        // own is looked for among the requests in flight.
+        let seen = request_key(token)
+            .and_then(|id| self.requests.with_ours(&id, watching).flatten())
+            .or_else(|| {
+                let mut found = None;
+                self.requests.for_each_ours(|_, w| {
+                    found = found.take().or_else(|| watching(w));
+                });
+                found
+            });
+        if let Some(seen) = seen {
+            seen.notify_one();
         }
     }
 

@@ -11,7 +11,9 @@ use super::{ClientError, ServerState};
 /// `_meta` key under which a `server/discover` result may carry `serverInfo`.
 const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
-use crate::types::{DiscoverResult, InitializeResult, STATELESS_PROTOCOL_VERSION};
+use crate::types::{
+    DiscoverResult, InitializeResult, STATELESS_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+};
 
 pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
     let mode = inner.options.handshake;
@@ -76,6 +78,14 @@ async fn initialize(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
         .await?;
     let init: InitializeResult = serde_json::from_value(result)
         .map_err(|e| ClientError::InvalidResponse(format!("initialize: unusable result: {e}")))?;
+    // The spec: a client that does not speak the server's answer disconnects.
+    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+        return Err(ClientError::InvalidResponse(format!(
+            "initialize: the server answered with protocol version {:?}, which this client does not speak (it speaks {}); disconnected",
+            init.protocol_version,
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        )));
+    }
     inner.transport.set_protocol_version(&init.protocol_version);
     inner
         .notify("notifications/initialized", None::<Value>)

@@ -9,18 +9,21 @@ use serde_json::Value;
 
 use super::ClientError;
 use super::transport::{Inbox, SendOptions, Transport};
-use crate::server::{Handler, RequestContext};
+use crate::server::{Handler, RequestContext, Session};
 
 /// Calls a [`Handler`] (our [`Server`](crate::Server), or any type of yours)
-/// directly, with a fresh [`RequestContext::new`] for every message.
+/// directly, every message with the transport's one [`Session`].
 ///
 /// The fastest transport: messages stay [`Value`]s, never text, and the
 /// reply is delivered from inside [`send`](Transport::send) with no task
-/// switch. Per-request options (header parameters) are accepted and
-/// ignored; [`close`](Transport::close) does nothing and
-/// [`is_alive`](Transport::is_alive) is always true. There is no stream the
-/// server could push notifications over, so `subscriptions/listen` is
-/// refused.
+/// switch. What the server sends on its own through the session — progress,
+/// log messages, `list_changed`, what `subscriptions/listen` forwards —
+/// reaches the client the same way, synchronously; requests to the client
+/// (sampling, elicitation, roots) are not carried
+/// ([`ToolContext::request`](crate::ToolContext::request) fails with
+/// `NotSupported`). Per-request options (header parameters) are accepted
+/// and ignored. [`close`](Transport::close) ends the session (its requests
+/// to the client fail); [`is_alive`](Transport::is_alive) is always true.
 ///
 /// A handler that panics, or that answers a request with nothing, fails
 /// that request with a transport error (never a JSON-RPC error).
@@ -28,6 +31,7 @@ use crate::server::{Handler, RequestContext};
 pub struct InProcessTransport {
     handler: Arc<dyn Handler>,
     inbox: Arc<OnceLock<Inbox>>,
+    session: Session,
 }
 
 impl InProcessTransport {
@@ -38,9 +42,17 @@ impl InProcessTransport {
 
     /// A transport to a shared handler.
     pub fn from_arc(handler: Arc<dyn Handler>) -> Self {
+        let inbox: Arc<OnceLock<Inbox>> = Arc::new(OnceLock::new());
+        let to_client = Arc::clone(&inbox);
+        let session = Session::with_notifier(move |message| {
+            if let Some(inbox) = to_client.get() {
+                inbox.deliver(message);
+            }
+        });
         Self {
             handler,
-            inbox: Arc::new(OnceLock::new()),
+            inbox,
+            session,
         }
     }
 }
@@ -65,16 +77,9 @@ impl Transport for InProcessTransport {
     ) -> BoxFuture<'_, Result<(), ClientError>> {
         let method = message.get("method").and_then(Value::as_str);
         let is_request = method.is_some() && message.get("id").is_some_and(|id| !id.is_null());
-        if method == Some("subscriptions/listen") {
-            return Box::pin(futures::future::ready(Err(ClientError::Refused(
-                "subscriptions/listen: the in-process transport cannot carry server-initiated notifications"
-                    .into(),
-            ))));
-        }
         let handler = &self.handler;
-        let future = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            handler.handle(message, RequestContext::new())
-        }));
+        let ctx = RequestContext::with_session(self.session.clone());
+        let future = std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(message, ctx)));
         Box::pin(async move {
             let future = future.map_err(|p| {
                 ClientError::Transport(format!(
@@ -104,6 +109,7 @@ impl Transport for InProcessTransport {
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+        self.session.close();
         Box::pin(futures::future::ready(Ok(())))
     }
 

@@ -9,12 +9,17 @@
 //!
 //! The client does the handshake (`server/discover` for servers of the
 //! 2026-07-28 revision, else `initialize` + `notifications/initialized`),
-//! correlates responses with requests, applies a timeout to each request,
-//! sends `notifications/cancelled` for a request whose future is dropped,
-//! answers the server's own requests (`ping`; `sampling/createMessage`,
+//! correlates responses with requests, applies a timeout to each request
+//! (one that progress restarts, up to a cap, when asked:
+//! [`RequestOptions::reset_timeout_on_progress`]), sends
+//! `notifications/cancelled` for a request whose future is dropped, answers
+//! the server's own requests (`ping`; `sampling/createMessage`,
 //! `elicitation/create` and `roots/list` through handlers you install,
 //! otherwise -32601), and hands the server's notifications to a callback and
-//! to [`McpClient::notifications`] streams.
+//! to [`McpClient::notifications`] streams. With a server of the stateless
+//! revision, [`McpClient::listen`] opens a `subscriptions/listen` stream.
+//!
+//! The guide `docs/mcp-client.md` in the repository walks through all of it.
 //!
 //! Errors: see [`ClientError`] — a server's JSON-RPC error is always
 //! distinguishable from a failure on this side.
@@ -44,6 +49,7 @@
 //! ```
 
 mod api;
+mod deadline;
 mod engine;
 mod error;
 mod handshake;
@@ -53,6 +59,7 @@ pub mod http;
 mod in_process;
 mod notify;
 mod options;
+mod subscription;
 mod transport;
 
 use std::sync::Arc;
@@ -71,6 +78,7 @@ pub use options::{
     ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
     NotificationHandler, RequestHandler, RequestOptions,
 };
+pub use subscription::Subscription;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;

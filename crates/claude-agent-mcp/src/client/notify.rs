@@ -10,6 +10,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use super::engine::Heard;
 use crate::types::{LoggingMessage, ProgressNotification};
 
 /// A notification the server sent.
@@ -117,16 +118,27 @@ pub struct NotificationStream {
 }
 
 impl NotificationStream {
-    pub(crate) fn new(rx: Option<broadcast::Receiver<ServerNotification>>) -> Self {
+    pub(crate) fn new(rx: Option<broadcast::Receiver<Heard>>) -> Self {
+        Self::filtered(rx, |_| true)
+    }
+
+    /// The notifications `keep` accepts (those of one subscription, say).
+    pub(crate) fn filtered(
+        rx: Option<broadcast::Receiver<Heard>>,
+        keep: impl Fn(&Heard) -> bool + Send + Sync + 'static,
+    ) -> Self {
         let missed = Arc::new(AtomicU64::new(0));
         let counter = Arc::clone(&missed);
+        let keep = Arc::new(keep);
         let inner = futures::stream::unfold(rx, move |rx| {
             let counter = Arc::clone(&counter);
+            let keep = Arc::clone(&keep);
             async move {
                 let mut rx = rx?;
                 loop {
                     match rx.recv().await {
-                        Ok(note) => return Some((note, Some(rx))),
+                        Ok(heard) if keep(&heard) => return Some((heard.note, Some(rx))),
+                        Ok(_) => {}
                         Err(broadcast::error::RecvError::Lagged(n)) => {
                             counter.fetch_add(n, Ordering::Relaxed);
                             tracing::warn!(

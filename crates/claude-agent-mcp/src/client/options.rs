@@ -199,12 +199,32 @@ impl fmt::Debug for ClientOptions {
     }
 }
 
-/// Options of one request: a timeout overriding the client's, `_meta`,
-/// and what the transport may use (mirrored header parameters).
+/// Options of one request: a timeout overriding the client's (and whether
+/// progress restarts it), `_meta`, and what the transport may use
+/// (mirrored header parameters).
+///
+/// A call that reports progress can outlive its timeout, up to a cap (the
+/// TypeScript SDK's `resetTimeoutOnProgress` and `maxTotalTimeout`):
+///
+/// ```
+/// use std::time::Duration;
+/// use claude_agent_mcp::client::RequestOptions;
+///
+/// // Fails after 30 s without progress, and after 10 minutes in any case.
+/// let options = RequestOptions::new()
+///     .timeout(Duration::from_secs(30))
+///     .reset_timeout_on_progress(true)
+///     .max_total_timeout(Duration::from_secs(600));
+/// # drop(options);
+/// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct RequestOptions {
     pub(crate) timeout: Option<Duration>,
+    pub(crate) reset_timeout_on_progress: bool,
+    pub(crate) max_total_timeout: Option<Duration>,
+    /// No timeout at all (`subscriptions/listen`, which lasts until dropped).
+    pub(crate) unbounded: bool,
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) send: SendOptions,
 }
@@ -215,9 +235,33 @@ impl RequestOptions {
         Self::default()
     }
 
-    /// This request's timeout.
+    /// This request's timeout (default: the client's
+    /// [`request_timeout`](ClientOptions::request_timeout)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Restarts the timeout each time the server reports progress on this
+    /// request (`notifications/progress` carrying its progress token), so
+    /// the request fails only after a whole timeout without progress, or at
+    /// [`max_total_timeout`](Self::max_total_timeout). Off by default.
+    ///
+    /// Progress needs a progress token: without one set by
+    /// [`progress_token`](Self::progress_token), the request's own id is
+    /// sent as its token (as the TypeScript SDK does).
+    pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
+        self.reset_timeout_on_progress = reset;
+        self
+    }
+
+    /// The most this request may take, progress or not (default: no cap
+    /// besides the timeout). Only matters with
+    /// [`reset_timeout_on_progress`](Self::reset_timeout_on_progress); the
+    /// request then fails with [`ClientError::Timeout`](super::ClientError::Timeout)
+    /// saying the cap was reached.
+    pub fn max_total_timeout(mut self, cap: Duration) -> Self {
+        self.max_total_timeout = Some(cap);
         self
     }
 

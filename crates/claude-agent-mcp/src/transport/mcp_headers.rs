@@ -1,6 +1,6 @@
 //! The headers of the stateless revision (2026-07-28) that mirror a
 //! request's body, one set of rules for both sides: the HTTP client writes
-//! them (`client::HttpTransport`, feature `http`), the HTTP server checks
+//! them (`client::HttpTransport`, feature `http-client`), the HTTP server checks
 //! them against the body (`http_server`, feature `http-server`).
 //!
 //! * `Mcp-Method` carries the method, and `Mcp-Name` the name the request

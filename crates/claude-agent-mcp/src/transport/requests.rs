@@ -186,6 +186,18 @@ impl<Id: Eq + Hash, O, I, S: BuildHasher> RequestTable<Id, O, I, S> {
         self.lock().ours.remove(id)
     }
 
+    /// Looks at our request `id` without taking it.
+    pub fn with_ours<R>(&self, id: &Id, f: impl FnOnce(&O) -> R) -> Option<R> {
+        self.lock().ours.get(id).map(f)
+    }
+
+    /// Calls `f` on every request of ours still in the table.
+    pub fn for_each_ours(&self, mut f: impl FnMut(&Id, &O)) {
+        for (id, data) in &self.lock().ours {
+            f(id, data);
+        }
+    }
+
     /// Registers a request of the peer's that we start answering. A second
     /// request with an id still in flight is refused
     /// ([`RegisterError::Duplicate`]): the peer broke the protocol, and the
@@ -248,6 +260,10 @@ mod tests {
         );
         assert_eq!((t.ours_len(), t.theirs_len()), (1, 1));
         assert_eq!(t.with_theirs(&"a".into(), |v| *v), Some(2));
+        assert_eq!(t.with_ours(&"a".into(), |v| *v), Some(1));
+        let mut ours = Vec::new();
+        t.for_each_ours(|id, v| ours.push((id.clone(), *v)));
+        assert_eq!(ours, [("a".to_owned(), 1)]);
         assert_eq!(t.complete_ours(&"a".into()), Some(1));
         assert_eq!(t.complete_ours(&"a".into()), None);
         assert_eq!(t.complete_theirs(&"a".into()), Some(2));

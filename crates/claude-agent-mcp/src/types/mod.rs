@@ -13,7 +13,7 @@ mod prompts;
 mod resources;
 
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
-pub use notifications::{LogLevel, LoggingMessage, ProgressNotification};
+pub use notifications::{LogLevel, LoggingMessage, ProgressNotification, SubscriptionFilter};
 pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,

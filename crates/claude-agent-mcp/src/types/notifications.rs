@@ -45,6 +45,80 @@ pub struct LoggingMessage {
     pub extra: Map<String, Value>,
 }
 
+/// Which notifications a `subscriptions/listen` stream (the stateless
+/// 2026-07-28 revision) carries: the `notifications` filter a client asks
+/// for, and the part of it the server's acknowledgement agrees to.
+///
+/// ```
+/// use claude_agent_mcp::types::SubscriptionFilter;
+/// use serde_json::json;
+///
+/// let filter = SubscriptionFilter::new()
+///     .tools_list_changed()
+///     .resource("file:///config.json");
+/// assert_eq!(
+///     serde_json::to_value(&filter).unwrap(),
+///     json!({"toolsListChanged": true, "resourceSubscriptions": ["file:///config.json"]})
+/// );
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tools_list_changed: bool,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prompts_list_changed: bool,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub resources_list_changed: bool,
+    /// `notifications/resources/updated` for these resource URIs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_subscriptions: Option<Vec<String>>,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+impl SubscriptionFilter {
+    /// Nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for `notifications/tools/list_changed`.
+    pub fn tools_list_changed(mut self) -> Self {
+        self.tools_list_changed = true;
+        self
+    }
+
+    /// Asks for `notifications/prompts/list_changed`.
+    pub fn prompts_list_changed(mut self) -> Self {
+        self.prompts_list_changed = true;
+        self
+    }
+
+    /// Asks for `notifications/resources/list_changed`.
+    pub fn resources_list_changed(mut self) -> Self {
+        self.resources_list_changed = true;
+        self
+    }
+
+    /// Asks for `notifications/resources/updated` about `uri`.
+    pub fn resource(mut self, uri: impl Into<String>) -> Self {
+        self.resource_subscriptions
+            .get_or_insert_with(Vec::new)
+            .push(uri.into());
+        self
+    }
+}
+
 /// MCP's logging levels (RFC 5424 severities), least severe first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]

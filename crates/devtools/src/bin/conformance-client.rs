@@ -41,7 +41,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .handshake(HandshakeMode::Initialize)
         .request_timeout(Duration::from_secs(20))
         .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
-    let transport = HttpTransport::new(HttpOptions::new(&url).get_stream(true))?;
+    let transport = HttpTransport::new(HttpOptions::new(&url))?;
     let client = McpClient::connect(transport, options).await?;
     eprintln!(
         "scenario {scenario:?}: connected to {:?}",

@@ -5,13 +5,27 @@
 //! an SSE stream (responses interleaved with the server's notifications and
 //! requests), or `202 Accepted` for notifications and responses. The
 //! `Mcp-Session-Id` the server assigns is kept, sent with every message, and
-//! the session DELETEd on close; `MCP-Protocol-Version` goes with every
+//! the session DELETEd on close; once the session is initialized, a GET
+//! opens the standalone SSE stream for what the server sends outside any
+//! request (see [`HttpOptions::get_stream`]); `MCP-Protocol-Version` goes with every
 //! message after the handshake. At the 2026-07-28 revision requests also
 //! carry `Mcp-Method` and `Mcp-Name` (the tool or prompt name, the resource
 //! URI) and the `Mcp-Param-<Name>` headers the client mirrors from tool
 //! arguments annotated with `x-mcp-header`. A stream that ends before the
 //! response is resumed with GET and `Last-Event-ID` after the server's
 //! `retry:` delay.
+//!
+//! A server that answers 404 to the session (it restarted, the session
+//! expired or was deleted) gets a new session: the client sends its
+//! `initialize` again (the answer must keep the negotiated revision) and
+//! `notifications/initialized`, then the message that met the 404, once.
+//! Concurrent messages share one new session. If no new session can be
+//! had, or the new one answers 404 too, the transport closes:
+//! [`is_alive`](Transport::is_alive) turns false and every waiting and
+//! later call fails at once with [`ClientError::Closed`] saying why. A
+//! message whose answer was streaming when the session ended (resuming the
+//! stream got 404) is not sent again — the old session may have acted on
+//! it — and fails with a [`ClientError::Transport`] saying so.
 //!
 //! What the server sends is capped, so a hostile or broken server cannot
 //! make the client buffer without bound: one SSE event (its data plus the
@@ -23,6 +37,7 @@
 //! the connection is dropped without reading on; the client stays usable.
 
 mod body;
+mod session;
 mod sse;
 mod stream;
 
@@ -60,7 +75,7 @@ const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 ///     .bearer_token("secret")
 ///     .header("X-Tenant", "acme")
 ///     .connect_timeout(Duration::from_secs(5))
-///     .get_stream(true)
+///     .get_stream(false)
 ///     .max_message_bytes(16 << 20);
 /// # drop(options);
 /// ```
@@ -83,7 +98,7 @@ impl HttpOptions {
             headers: Vec::new(),
             connect_timeout: Duration::from_secs(10),
             request_timeout: None,
-            get_stream: false,
+            get_stream: true,
             max_reconnects: 5,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
@@ -115,8 +130,16 @@ impl HttpOptions {
         self
     }
 
-    /// Opens a GET SSE stream for notifications the server sends outside
-    /// any request (after the handshake; a server may refuse with 405).
+    /// Whether to open the standalone GET SSE stream once a session is
+    /// initialized (default: yes). Servers send what is tied to no request
+    /// there — `list_changed`, `resources/updated`, log messages outside a
+    /// call (the TypeScript SDK's server sends them nowhere else); without
+    /// it they are lost. A server that offers no stream answers 405 and
+    /// the client carries on without one; a stream that breaks is reopened
+    /// (with `Last-Event-ID`) up to [`max_reconnects`](Self::max_reconnects)
+    /// times in a row. Never opened at the stateless 2026-07-28 revision,
+    /// which has `subscriptions/listen` instead
+    /// ([`McpClient::listen`](super::McpClient::listen)).
     pub fn get_stream(mut self, open: bool) -> Self {
         self.get_stream = open;
         self
@@ -156,7 +179,41 @@ pub(crate) struct Shared {
     pub(crate) protocol_version: Mutex<Option<String>>,
     pub(crate) inbox: OnceLock<Inbox>,
     pub(crate) closed: AtomicBool,
-    get_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Why the transport closed on its own (a session it could not renew).
+    pub(crate) closed_reason: Mutex<Option<String>>,
+    /// The `initialize` request as first sent, to start a new session with.
+    pub(crate) init_message: Mutex<Option<Value>>,
+    /// Held while a new session is being started (one at a time).
+    pub(crate) renewing: tokio::sync::Mutex<()>,
+    /// Told when a new session started (the GET stream reopens at once).
+    pub(crate) new_session: tokio::sync::Notify,
+    pub(crate) get_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Shared {
+    /// The error of a message sent after the transport closed.
+    pub(crate) fn closed_error(&self) -> ClientError {
+        match lock(&self.closed_reason).clone() {
+            Some(reason) => ClientError::Closed(reason),
+            None => ClientError::Closed("the HTTP transport is closed".into()),
+        }
+    }
+}
+
+/// Opens the standalone GET stream (when [`HttpOptions::get_stream`] is on
+/// and it is not running), for the session of the moment.
+pub(crate) fn start_get_stream(shared: &Arc<Shared>) {
+    if !shared.options.get_stream || shared.closed.load(Ordering::Acquire) {
+        return;
+    }
+    let mut task = lock(&shared.get_task);
+    if task.as_ref().is_some_and(|t| !t.is_finished()) {
+        return;
+    }
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    *task = Some(runtime.spawn(stream::get_stream(Arc::clone(shared))));
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -192,6 +249,10 @@ impl HttpTransport {
                 protocol_version: Mutex::new(None),
                 inbox: OnceLock::new(),
                 closed: AtomicBool::new(false),
+                closed_reason: Mutex::new(None),
+                init_message: Mutex::new(None),
+                renewing: tokio::sync::Mutex::new(()),
+                new_session: tokio::sync::Notify::new(),
                 get_task: Mutex::new(None),
             }),
         })
@@ -212,19 +273,23 @@ impl fmt::Debug for HttpTransport {
     }
 }
 
-/// The headers of one POST, built (and checked) before anything is sent.
-fn post_headers(
+/// The headers of one POST, built (and checked) before anything is sent,
+/// and the session id they carry. `initialize` opens a session: it carries
+/// neither a session id nor a protocol version.
+pub(crate) fn post_headers(
     shared: &Shared,
     message: &Value,
     options: &SendOptions,
-) -> Result<HeaderMap, ClientError> {
+) -> Result<(HeaderMap, Option<String>), ClientError> {
     let mut h = shared.base_headers.clone();
     h.insert(
         ACCEPT,
         HeaderValue::from_static("application/json, text/event-stream"),
     );
     h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    if let Some(id) = lock(&shared.session_id).as_deref() {
+    let opens = message.get("method").and_then(Value::as_str) == Some("initialize");
+    let session = lock(&shared.session_id).clone().filter(|_| !opens);
+    if let Some(id) = &session {
         let (n, v) = header(SESSION_HEADER, id)?;
         h.insert(n, v);
     }
@@ -233,7 +298,8 @@ fn post_headers(
         .and_then(|m| m.get(PROTOCOL_VERSION_META))
         .and_then(Value::as_str)
         .map(str::to_owned);
-    if let Some(version) = meta_version.or_else(|| lock(&shared.protocol_version).clone()) {
+    let version = meta_version.or_else(|| lock(&shared.protocol_version).clone());
+    if let Some(version) = version.filter(|_| !opens) {
         let (n, v) = header(PROTOCOL_HEADER, &version)?;
         h.insert(n, v);
     }
@@ -253,7 +319,7 @@ fn post_headers(
         )?;
         h.insert(n, v);
     }
-    Ok(h)
+    Ok((h, session))
 }
 
 impl Transport for HttpTransport {
@@ -266,11 +332,21 @@ impl Transport for HttpTransport {
 
     fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
-            if self.shared.closed.load(Ordering::Acquire) {
-                return Err(ClientError::Closed("the HTTP transport is closed".into()));
+            let shared = &self.shared;
+            if shared.closed.load(Ordering::Acquire) {
+                return Err(shared.closed_error());
             }
-            let headers = post_headers(&self.shared, &message, &options)?;
-            stream::post(&self.shared, message, headers).await
+            let method = message.get("method").and_then(Value::as_str);
+            if method == Some("initialize") {
+                *lock(&shared.init_message) = Some(message.clone());
+            }
+            let initialized = method == Some("notifications/initialized");
+            stream::post(shared, message, &options).await?;
+            if initialized {
+                // The session is open: listen for what it sends on its own.
+                start_get_stream(shared);
+            }
+            Ok(())
         })
     }
 
@@ -312,11 +388,6 @@ impl Transport for HttpTransport {
 
     fn set_protocol_version(&self, version: &str) {
         *lock(&self.shared.protocol_version) = Some(version.to_owned());
-        if self.shared.options.get_stream && lock(&self.shared.get_task).is_none() {
-            let shared = Arc::clone(&self.shared);
-            let task = tokio::spawn(async move { stream::get_stream(&shared).await });
-            *lock(&self.shared.get_task) = Some(task);
-        }
     }
 }
 

@@ -1,47 +1,106 @@
 //! One POST and what comes back: a JSON body or an SSE stream, resumed with
-//! GET + `Last-Event-ID` when it is cut before the response.
+//! GET + `Last-Event-ID` when it is cut before the response; the standalone
+//! GET stream. A 404 on the session starts a new one ([`session`](super::session)).
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures::StreamExt;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 
 use super::body::{BodyError, error_chain, read_capped};
+use super::session;
 use super::sse::{SseEvent, SseParser};
-use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock};
-use crate::client::ClientError;
+use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock, post_headers};
+use crate::client::{ClientError, SendOptions};
 
 /// The default wait before resuming a stream when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
-fn url(shared: &Shared) -> &str {
+pub(crate) fn url(shared: &Shared) -> &str {
     &shared.options.url
 }
 
-fn deliver(shared: &Shared, message: Value) {
+pub(crate) fn deliver(shared: &Shared, message: Value) {
     if let Some(inbox) = shared.inbox.get() {
         inbox.deliver(message);
     }
 }
 
-/// POSTs one message and delivers everything the answer carries.
+/// Where the messages an answer carries go: the inbox, except while a new
+/// session is being started (its `initialize` answer is kept aside).
+pub(crate) type Sink<'a> = &'a (dyn Fn(Value) + Send + Sync);
+
+/// How one POST went wrong.
+pub(crate) enum Attempt {
+    /// The server answered 404 to the session the POST carried (its id).
+    Expired(String),
+    /// The answer's stream was cut and resuming it got 404: the session
+    /// (its id) ended while the server may have been acting on the message.
+    Lost(String),
+    /// Anything else.
+    Failed(ClientError),
+}
+
+impl From<ClientError> for Attempt {
+    fn from(e: ClientError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+/// POSTs one message and delivers everything the answer carries. When the
+/// server answers 404 to the session, a new session is started and the
+/// message sent once more; if that fails, the transport is closed.
 pub(crate) async fn post(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     message: Value,
-    headers: HeaderMap,
+    options: &SendOptions,
 ) -> Result<(), ClientError> {
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let request_id = match &method {
+    let sink = |m| deliver(shared, m);
+    let stale = match post_once(shared, &message, options, &sink).await {
+        Ok(()) => return Ok(()),
+        Err(Attempt::Failed(e)) => return Err(e),
+        Err(Attempt::Expired(stale)) => stale,
+        Err(Attempt::Lost(stale)) => {
+            // Not sent again: the old session may have acted on it.
+            session::renew(shared, &stale).await?;
+            return Err(ClientError::Transport(format!(
+                "HTTP {}: the MCP session ended before the response came (resuming its stream got 404); a new session was started, but the message was not sent again",
+                url(shared)
+            )));
+        }
+    };
+    session::renew(shared, &stale).await?;
+    match post_once(shared, &message, options, &sink).await {
+        Ok(()) => Ok(()),
+        Err(Attempt::Failed(e)) => Err(e),
+        Err(Attempt::Expired(_) | Attempt::Lost(_)) => Err(session::fail(
+            shared,
+            format!(
+                "HTTP 404 from {}: the MCP session expired, and the server answered 404 again on the new session",
+                url(shared)
+            ),
+        )),
+    }
+}
+
+/// POSTs one message once, with the session id of the moment.
+pub(crate) async fn post_once(
+    shared: &Shared,
+    message: &Value,
+    options: &SendOptions,
+    sink: Sink<'_>,
+) -> Result<(), Attempt> {
+    let method = message.get("method").and_then(Value::as_str);
+    let request_id = match method {
         Some(_) => message.get("id").filter(|id| !id.is_null()).cloned(),
         None => None,
     };
-    let body = serde_json::to_vec(&message)
+    let (headers, session) = post_headers(shared, message, options)?;
+    let body = serde_json::to_vec(message)
         .map_err(|e| ClientError::transport(format!("could not serialize a message: {e}")))?;
     let send = shared
         .http
@@ -65,11 +124,16 @@ pub(crate) async fn post(
         .and_then(|v| v.to_str().ok())
     {
         let mut slot = lock(&shared.session_id);
-        if slot.is_none() || method.as_deref() == Some("initialize") {
+        if slot.is_none() || method == Some("initialize") {
             *slot = Some(session.to_owned());
         }
     }
     let status = response.status();
+    if status == StatusCode::NOT_FOUND
+        && let Some(session) = session
+    {
+        return Err(Attempt::Expired(session));
+    }
     if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
         return Ok(());
     }
@@ -86,10 +150,10 @@ pub(crate) async fn post(
             Err(e @ BodyError::TooLarge { .. }) => format!("<{e}>"),
             Err(BodyError::Read(_)) => String::new(),
         };
-        return error_status(shared, status, &text, request_id);
+        return Ok(error_status(shared, status, &text, request_id, sink)?);
     }
     if content_type.starts_with("text/event-stream") {
-        return read_sse(shared, response, request_id).await;
+        return read_sse(shared, response, request_id, sink).await;
     }
     let bytes = read_capped(&mut response, limit)
         .await
@@ -101,10 +165,10 @@ pub(crate) async fn post(
         })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return match request_id {
-            Some(_) => Err(ClientError::InvalidResponse(format!(
+            Some(_) => Err(Attempt::Failed(ClientError::InvalidResponse(format!(
                 "HTTP POST {}: an empty {status} answer to a request",
                 url(shared)
-            ))),
+            )))),
             None => Ok(()),
         };
     }
@@ -114,7 +178,7 @@ pub(crate) async fn post(
             url(shared)
         ))
     })?;
-    deliver(shared, value);
+    sink(value);
     Ok(())
 }
 
@@ -125,13 +189,8 @@ fn error_status(
     status: StatusCode,
     text: &str,
     request_id: Option<Value>,
+    sink: Sink<'_>,
 ) -> Result<(), ClientError> {
-    if status == StatusCode::NOT_FOUND && lock(&shared.session_id).take().is_some() {
-        return Err(ClientError::Closed(format!(
-            "HTTP 404 from {}: the MCP session has expired",
-            url(shared)
-        )));
-    }
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
         && map.get("error").is_some_and(|e| !e.is_null())
         && let Some(id) = request_id
@@ -140,7 +199,7 @@ fn error_status(
         if map.get("id").is_none_or(Value::is_null) {
             map.insert("id".into(), id);
         }
-        deliver(shared, Value::Object(map));
+        sink(Value::Object(map));
         return Ok(());
     }
     let snippet: String = text.chars().take(300).collect();
@@ -151,7 +210,7 @@ fn error_status(
 }
 
 /// Delivers one event; says whether it was the response to `request_id`.
-fn on_event(shared: &Shared, event: &SseEvent, request_id: Option<&Value>) -> bool {
+fn on_event(sink: Sink<'_>, event: &SseEvent, request_id: Option<&Value>) -> bool {
     if event.data.trim().is_empty() {
         return false;
     }
@@ -159,7 +218,7 @@ fn on_event(shared: &Shared, event: &SseEvent, request_id: Option<&Value>) -> bo
         Ok(message) => {
             let answers = request_id
                 .is_some_and(|id| message.get("method").is_none() && message.get("id") == Some(id));
-            deliver(shared, message);
+            sink(message);
             answers
         }
         Err(e) => {
@@ -176,7 +235,8 @@ async fn read_sse(
     shared: &Shared,
     mut response: reqwest::Response,
     request_id: Option<Value>,
-) -> Result<(), ClientError> {
+    sink: Sink<'_>,
+) -> Result<(), Attempt> {
     let mut parser = SseParser::with_max_event_bytes(shared.options.max_message_bytes);
     let mut answered = request_id.is_none();
     let mut attempts = 0;
@@ -194,16 +254,16 @@ async fn read_sse(
             };
             for item in parser.feed_checked(&bytes) {
                 match item {
-                    Ok(event) => answered |= on_event(shared, &event, request_id.as_ref()),
+                    Ok(event) => answered |= on_event(sink, &event, request_id.as_ref()),
                     Err(too_large) if answered => {
                         tracing::warn!("MCP HTTP: {too_large}; dropping the stream");
                         return Ok(());
                     }
                     Err(too_large) => {
-                        return Err(ClientError::InvalidResponse(format!(
+                        return Err(Attempt::Failed(ClientError::InvalidResponse(format!(
                             "HTTP {}: {too_large}; the stream was dropped",
                             url(shared)
-                        )));
+                        ))));
                     }
                 }
             }
@@ -221,47 +281,58 @@ async fn read_sse(
             return Ok(());
         }
         if shared.closed.load(Ordering::Acquire) {
-            return Err(ClientError::Closed("the HTTP transport is closed".into()));
+            return Err(shared.closed_error().into());
         }
         let how = match broke {
             Some(e) => format!("broke ({e})"),
             None => "ended".to_owned(),
         };
         let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
-            return Err(ClientError::Transport(format!(
+            return Err(Attempt::Failed(ClientError::Transport(format!(
                 "HTTP {}: the SSE stream {how} before the response{partial}, with no event id to resume from",
                 url(shared)
-            )));
+            ))));
         };
         attempts += 1;
         if attempts > shared.options.max_reconnects {
-            return Err(ClientError::Transport(format!(
+            return Err(Attempt::Failed(ClientError::Transport(format!(
                 "HTTP {}: the SSE stream was cut {attempts} times before the response (last: it {how}{partial})",
                 url(shared)
-            )));
+            ))));
         }
         let wait = parser
             .retry_ms()
             .map_or(DEFAULT_RETRY, Duration::from_millis);
         tokio::time::sleep(wait).await;
-        response = open_get(shared, Some(&last_id)).await?.ok_or_else(|| {
-            ClientError::Transport(format!(
-                "HTTP GET {}: the server does not offer a stream to resume",
-                url(shared)
-            ))
-        })?;
+        response = match open_get(shared, Some(&last_id)).await? {
+            Got::Stream(response) => response,
+            Got::Expired(stale) => return Err(Attempt::Lost(stale)),
+            Got::NotOffered => {
+                return Err(Attempt::Failed(ClientError::Transport(format!(
+                    "HTTP GET {}: the server does not offer a stream to resume",
+                    url(shared)
+                ))));
+            }
+        };
     }
 }
 
-/// Opens a GET SSE stream; `None` when the server offers none (405).
-async fn open_get(
-    shared: &Shared,
-    last_event_id: Option<&str>,
-) -> Result<Option<reqwest::Response>, ClientError> {
+/// What a GET got.
+enum Got {
+    Stream(reqwest::Response),
+    /// 405: the server offers no stream.
+    NotOffered,
+    /// 404 to the session the GET carried (its id).
+    Expired(String),
+}
+
+/// Opens a GET SSE stream.
+async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, ClientError> {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
-    if let Some(session) = lock(&shared.session_id).clone() {
-        let (n, v) = header(SESSION_HEADER, &session)?;
+    let session = lock(&shared.session_id).clone();
+    if let Some(session) = &session {
+        let (n, v) = header(SESSION_HEADER, session)?;
         h.insert(n, v);
     }
     if let Some(version) = lock(&shared.protocol_version).clone() {
@@ -281,7 +352,12 @@ async fn open_get(
         .map_err(|e| ClientError::Transport(format!("HTTP GET {}: {e}", url(shared))))?;
     let status = response.status();
     if status == StatusCode::METHOD_NOT_ALLOWED {
-        return Ok(None);
+        return Ok(Got::NotOffered);
+    }
+    if status == StatusCode::NOT_FOUND
+        && let Some(session) = session
+    {
+        return Ok(Got::Expired(session));
     }
     if !status.is_success() {
         return Err(ClientError::Transport(format!(
@@ -289,37 +365,55 @@ async fn open_get(
             url(shared)
         )));
     }
-    Ok(Some(response))
+    Ok(Got::Stream(response))
 }
 
 /// The standalone GET stream: notifications and requests outside any
-/// request, resumed after a cut, until the transport closes.
-pub(crate) async fn get_stream(shared: &Shared) {
-    let mut parser = SseParser::with_max_event_bytes(shared.options.max_message_bytes);
+/// request, resumed after a cut, until the transport closes. A server that
+/// refuses it (405) is left alone; a 404 on the session starts a new one.
+pub(crate) async fn get_stream(shared: Arc<Shared>) {
+    let new_parser = || SseParser::with_max_event_bytes(shared.options.max_message_bytes);
+    let mut parser = new_parser();
+    let mut session = lock(&shared.session_id).clone();
     let mut failures = 0;
     while !shared.closed.load(Ordering::Acquire) && failures <= shared.options.max_reconnects {
-        let response = match open_get(shared, parser.last_event_id()).await {
-            Ok(Some(r)) => r,
-            Ok(None) => return,
+        let now = lock(&shared.session_id).clone();
+        if now != session {
+            // A new session: the old one's event ids mean nothing to it.
+            parser = new_parser();
+            session = now;
+        }
+        let retry = parser
+            .retry_ms()
+            .map_or(DEFAULT_RETRY, Duration::from_millis);
+        let response = match open_get(&shared, parser.last_event_id()).await {
+            Ok(Got::Stream(r)) => r,
+            Ok(Got::NotOffered) => {
+                tracing::debug!("MCP HTTP: the server offers no GET stream (405)");
+                return;
+            }
+            Ok(Got::Expired(stale)) => {
+                failures += 1;
+                if session::renew(&shared, &stale).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             Err(e) => {
                 tracing::debug!(error = %e, "MCP HTTP: no GET stream");
                 failures += 1;
-                tokio::time::sleep(
-                    parser
-                        .retry_ms()
-                        .map_or(DEFAULT_RETRY, Duration::from_millis),
-                )
-                .await;
+                pause(&shared, retry).await;
                 continue;
             }
         };
         failures = 0;
         let mut body = response.bytes_stream();
+        let sink = |m| deliver(&shared, m);
         while let Some(Ok(bytes)) = body.next().await {
             for item in parser.feed_checked(&bytes) {
                 match item {
                     Ok(event) => {
-                        on_event(shared, &event, None);
+                        on_event(&sink, &event, None);
                     }
                     Err(e) => tracing::error!("MCP HTTP: GET stream: {e}; the event was skipped"),
                 }
@@ -327,11 +421,19 @@ pub(crate) async fn get_stream(shared: &Shared) {
         }
         parser.finish();
         failures += 1;
-        tokio::time::sleep(
-            parser
-                .retry_ms()
-                .map_or(DEFAULT_RETRY, Duration::from_millis),
-        )
-        .await;
+        let retry = parser
+            .retry_ms()
+            .map_or(DEFAULT_RETRY, Duration::from_millis);
+        pause(&shared, retry).await;
+    }
+}
+
+/// Waits `retry` before reopening the GET stream, or less if a new session
+/// starts meanwhile: what the server sends outside requests is lost while
+/// no stream is open.
+async fn pause(shared: &Shared, retry: Duration) {
+    tokio::select! {
+        () = tokio::time::sleep(retry) => {}
+        () = shared.new_session.notified() => {}
     }
 }

@@ -1,0 +1,108 @@
+//! A session the server no longer knows (it answered 404: it restarted, the
+//! session expired, someone DELETEd it): the 2025-11-25 revision says the
+//! client MUST start a new one with a fresh `initialize`. This is done here,
+//! once for every message that met the 404, with the `initialize` first
+//! sent; if the server will not open a new session on the revision already
+//! negotiated, the transport closes, saying why.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use super::stream::{self, Attempt, deliver, url};
+use super::{Shared, lock};
+use crate::client::{ClientError, SendOptions, response_outcome};
+use crate::jsonrpc;
+
+/// Starts a new session in place of `stale` (unless another message did
+/// already). On failure the transport is closed and the error says why.
+pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), ClientError> {
+    let _one_at_a_time = shared.renewing.lock().await;
+    if shared.closed.load(Ordering::Acquire) {
+        return Err(shared.closed_error());
+    }
+    if lock(&shared.session_id).as_deref() != Some(stale) {
+        return Ok(()); // renewed meanwhile
+    }
+    tracing::info!(url = %url(shared), "MCP HTTP: the session expired (404); starting a new one");
+    match start(shared, stale).await {
+        Ok(()) => {
+            // The GET stream reopens for the new session now, not after its
+            // retry delay (or starts again, if it had given up).
+            shared.new_session.notify_one();
+            super::start_get_stream(shared);
+            Ok(())
+        }
+        Err(why) => Err(fail(
+            shared,
+            format!(
+                "HTTP 404 from {}: the MCP session expired and a new one could not be started: {why}",
+                url(shared)
+            ),
+        )),
+    }
+}
+
+/// Closes the transport for `reason`: it is no longer alive, every message
+/// waiting or sent later fails with [`ClientError::Closed`] naming it.
+pub(crate) fn fail(shared: &Shared, reason: String) -> ClientError {
+    tracing::warn!("MCP HTTP: {reason}");
+    lock(&shared.closed_reason).get_or_insert_with(|| reason.clone());
+    shared.closed.store(true, Ordering::Release);
+    lock(&shared.session_id).take();
+    if let Some(task) = lock(&shared.get_task).take() {
+        task.abort();
+    }
+    if let Some(inbox) = shared.inbox.get() {
+        inbox.closed(reason.clone());
+    }
+    ClientError::Closed(reason)
+}
+
+/// `initialize` again (its answer kept aside, not delivered), then
+/// `notifications/initialized` on the new session.
+async fn start(shared: &Shared, stale: &str) -> Result<(), String> {
+    let init = lock(&shared.init_message)
+        .clone()
+        .ok_or("this transport never sent initialize")?;
+    let negotiated = lock(&shared.protocol_version).clone();
+    let id = init.get("id").cloned();
+    let answer = Mutex::new(None);
+    let keep_answer = |message: Value| {
+        if message.get("method").is_none() && message.get("id") == id.as_ref() {
+            *lock(&answer) = Some(message);
+        } else {
+            deliver(shared, message);
+        }
+    };
+    stream::post_once(shared, &init, &SendOptions::default(), &keep_answer)
+        .await
+        .map_err(|e| describe("initialize", e))?;
+    let answer = lock(&answer).take().ok_or("no answer to initialize")?;
+    let Value::Object(answer) = answer else {
+        return Err("the answer to initialize is not an object".into());
+    };
+    let result = response_outcome(answer).map_err(|e| format!("initialize failed: {e}"))?;
+    if lock(&shared.session_id).as_deref() == Some(stale) {
+        return Err("the server answered initialize without a new session id".into());
+    }
+    let version = result.get("protocolVersion").and_then(Value::as_str);
+    if version != negotiated.as_deref() {
+        return Err(format!(
+            "the new session answered protocol version {version:?}, not the {negotiated:?} negotiated before"
+        ));
+    }
+    let initialized = jsonrpc::notification("notifications/initialized", None);
+    let sink = |message| deliver(shared, message);
+    stream::post_once(shared, &initialized, &SendOptions::default(), &sink)
+        .await
+        .map_err(|e| describe("notifications/initialized", e))
+}
+
+fn describe(what: &str, attempt: Attempt) -> String {
+    match attempt {
+        Attempt::Failed(e) => format!("{what}: {e}"),
+        Attempt::Expired(_) | Attempt::Lost(_) => format!("{what}: the server answered 404"),
+    }
+}
