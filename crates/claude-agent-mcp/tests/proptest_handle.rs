@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use claude_agent_mcp::{Json, RequestContext, Server, Session, Tool};
+use claude_agent_mcp::{Json, RawResult, RequestContext, Server, Session, Tool};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
@@ -31,11 +31,17 @@ fn server() -> Server {
             "raw",
             "",
             json!({"type":"object"}),
-            |v: Value| async move { v },
+            |v: Value| async move { RawResult(v) },
         ))
         .tool(Tool::raw("echo", "", json!({}), |v: Value| async move {
             Json(v)
         }))
+        .tool(Tool::raw(
+            "value",
+            "",
+            json!({}),
+            |v: Value| async move { v },
+        ))
         .build()
 }
 
@@ -100,6 +106,7 @@ fn params() -> impl Strategy<Value = Option<Value>> {
         Just("person"),
         Just("raw"),
         Just("echo"),
+        Just("value"),
         Just("missing")
     ];
     let call = (

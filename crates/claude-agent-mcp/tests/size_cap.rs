@@ -1,7 +1,7 @@
 //! The cap on a result's text: cut at a char boundary, with a note.
 mod common;
 
-use claude_agent_mcp::{Server, Tool};
+use claude_agent_mcp::{RawResult, Server, Tool};
 use common::*;
 use serde_json::{Value, json};
 
@@ -74,7 +74,7 @@ async fn cap_applies_to_raw_results_across_blocks() {
     let server = Server::builder("s", "1")
         .max_result_chars(5)
         .tool(Tool::raw("blocks", "", json!({"type":"object"}), |_: Value| async {
-            json!({"content":[{"type":"text","text":"abc"},{"type":"text","text":"defgh"},{"type":"text","text":"ijk"}]})
+            RawResult(json!({"content":[{"type":"text","text":"abc"},{"type":"text","text":"defgh"},{"type":"text","text":"ijk"}]}))
         }))
         .build();
     let reply = ask(&server, call(1, "blocks", json!({}))).await;

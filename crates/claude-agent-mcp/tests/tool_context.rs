@@ -15,13 +15,13 @@ fn server() -> Server {
                 let sent_progress = ctx.progress(1.0, Some(2.0), Some("half way"));
                 let sent_info = ctx.log(LogLevel::Info, "info line");
                 let sent_error = ctx.log(LogLevel::Error, json!({"detail": "bad"}));
-                json!({"content":[{"type":"text","text": json!({
-                "toolUseId": ctx.tool_use_id(),
-                "progressToken": ctx.progress_token(),
-                "requestId": ctx.request_id(),
-                "tool": ctx.tool_name(),
-                "sent": [sent_progress, sent_info, sent_error],
-            }).to_string()}]})
+                json!({
+                    "toolUseId": ctx.tool_use_id(),
+                    "progressToken": ctx.progress_token(),
+                    "requestId": ctx.request_id(),
+                    "tool": ctx.tool_name(),
+                    "sent": [sent_progress, sent_info, sent_error],
+                })
             },
         ))
         .build()

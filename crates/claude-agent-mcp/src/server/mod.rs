@@ -97,7 +97,7 @@ pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
 };
 pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
-pub use result::{IntoToolResult, Json};
+pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
