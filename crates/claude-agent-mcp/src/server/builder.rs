@@ -153,9 +153,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Caps the text of one tool result at `chars` characters (default
-    /// [`DEFAULT_MAX_RESULT_CHARS`], 1 Mi). Longer text is cut at a
-    /// character boundary and a note says how much was cut. A tool's own
+    /// Caps one tool result at `chars` characters (default
+    /// [`DEFAULT_MAX_RESULT_CHARS`], 1 Mi). The cap covers the whole
+    /// result: its text, and the JSON of its other parts (images, audio,
+    /// embedded resources, `structuredContent`, `_meta`). Text past the cap
+    /// is cut at a character boundary, other parts that do not fit are
+    /// removed whole, and a note at the end says what was cut. A tool's own
     /// [`Tool::max_result_chars`] overrides this.
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = chars;

@@ -1,5 +1,6 @@
 //! `tools/call`: find the tool, validate the arguments, run the handler
-//! under a timeout, catch its panics, honour cancellation, cap the result.
+//! under a timeout, catch its panics, honour cancellation, check and cap
+//! the result.
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -10,8 +11,8 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::context::{RequestContext, ToolContext};
-use super::limits;
 use super::{Registered, ServerInner};
+use super::{cap, limits};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
 
@@ -78,12 +79,13 @@ async fn run(
     let name = tool.info.name.as_str();
 
     let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
+    let structured = tool.output.is_some();
     if let Err(problems) = tool.input.check(&arguments) {
         // The message quotes the model's arguments: it is capped like any result.
         let mut result = CallToolResult::error(format!(
             "Invalid arguments for tool \"{name}\":\n{problems}"
         ));
-        limits::cap_text(&mut result, cap, name);
+        cap::cap_result(&mut result, cap, name, structured);
         return result;
     }
 
@@ -105,7 +107,6 @@ async fn run(
         stream,
     };
     let handler = Arc::clone(&tool.handler);
-    let structured = tool.output.is_some();
     // The handler is called inside the future so a panic in its synchronous
     // part is caught too.
     let call =
@@ -145,7 +146,7 @@ async fn run(
         }
     };
 
-    limits::cap_text(&mut result, cap, name);
+    cap::cap_result(&mut result, cap, name, structured);
     result
 }
 

@@ -60,6 +60,7 @@
 
 mod builder;
 mod call;
+mod cap;
 mod catalog;
 mod completion;
 mod context;

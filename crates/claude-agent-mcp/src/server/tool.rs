@@ -242,8 +242,10 @@ impl Tool {
         self.meta(MAX_RESULT_SIZE_CHARS_META, chars)
     }
 
-    /// Caps the text of this tool's results at `chars` characters (overriding
-    /// the server's [`max_result_chars`](super::ServerBuilder::max_result_chars)).
+    /// Caps this tool's results at `chars` characters, all their parts
+    /// counted (overriding the server's
+    /// [`max_result_chars`](super::ServerBuilder::max_result_chars), which
+    /// says how).
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = Some(chars);
         self
