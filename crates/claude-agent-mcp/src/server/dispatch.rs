@@ -6,7 +6,7 @@ use super::context::RequestContext;
 use super::session::Session;
 use super::{ServerInner, call, catalog, stateless};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::LogLevel;
+use crate::types::{ClientCapabilities, LogLevel};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
     json_type_name,
@@ -178,6 +178,8 @@ fn initialize(
     };
     // A repeated initialize (the CLI reconnecting) is answered the same way.
     if let Some(session) = session {
+        let declared = params.get("capabilities").unwrap_or(&Value::Null);
+        session.set_negotiated(protocol_version, ClientCapabilities::from_value(declared));
         session.mark_initialized();
         server.register_session(session);
     }

@@ -48,6 +48,9 @@
 //!   JSON-RPC errors are kept for protocol faults (`-32600` invalid message,
 //!   `-32601` unknown method or tool, `-32602` malformed params, `-32603`
 //!   internal failure).
+//! * **Requests to the client** go only to clients that declared the
+//!   capability they need ([`ToolContext::request`]); one still unanswered
+//!   when its tool call ends is withdrawn with `notifications/cancelled`.
 //! * **`tools/list`** pages hold [`limits::DEFAULT_PAGE_SIZE`] (1000) tools
 //!   unless [`ServerBuilder::page_size`] says otherwise; `nextCursor` is opaque.
 //! * The `jsonrpc` member of incoming messages is not checked; replies
