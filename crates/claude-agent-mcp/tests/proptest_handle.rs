@@ -1,10 +1,13 @@
-//! Whatever JSON arrives, `handle` never panics, never replies to a
-//! notification or response, and answers every request exactly once with
-//! its own id.
+//! Whatever JSON arrives, `handle` never panics (not even when a resource,
+//! prompt or completion handler does), never replies to a notification or
+//! response, and answers every request exactly once with its own id.
 mod common;
 
 use std::time::Duration;
 
+use claude_agent_mcp::server::{
+    CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest,
+};
 use claude_agent_mcp::{Json, RawResult, RequestContext, Server, Session, Tool};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
@@ -42,6 +45,33 @@ fn server() -> Server {
             json!({}),
             |v: Value| async move { v },
         ))
+        .resource(Resource::new(
+            "res://boom",
+            "boom",
+            |_: ResourceRequest| async {
+                if true {
+                    panic!("deliberate resource panic");
+                }
+                "never"
+            },
+        ))
+        .resource(Resource::new(
+            "res://ok",
+            "ok",
+            |_: ResourceRequest| async { "fine" },
+        ))
+        .prompt(Prompt::new("boom", |_: PromptRequest| async {
+            if true {
+                panic!("deliberate prompt panic");
+            }
+            String::new()
+        }))
+        .completion(|req: CompletionRequest| async move {
+            if req.value == "boom" {
+                panic!("deliberate completion panic");
+            }
+            vec![req.value]
+        })
         .build()
 }
 
@@ -96,6 +126,9 @@ fn method() -> impl Strategy<Value = String> {
         Just("tools/call".to_owned()),
         Just("logging/setLevel".to_owned()),
         Just("notifications/cancelled".to_owned()),
+        Just("resources/read".to_owned()),
+        Just("prompts/get".to_owned()),
+        Just("completion/complete".to_owned()),
         ".{0,20}",
     ]
 }
@@ -134,11 +167,17 @@ fn params() -> impl Strategy<Value = Option<Value>> {
         Just(json!({"name":"add","arguments":{"a":1,"b":2}})),
         ".{0,8}".prop_map(|c| json!({"cursor": c})),
         ".{0,12}".prop_map(|v| json!({"protocolVersion": v})),
+        prop_oneof![Just("res://boom"), Just("res://ok"), Just("res://none")]
+            .prop_map(|uri| json!({"uri": uri})),
+        Just(json!({"name": "boom"})),
+        prop_oneof![Just("boom"), Just("ok")].prop_map(|value| json!({
+            "ref": {"type": "ref/prompt", "name": "boom"},
+            "argument": {"name": "x", "value": value}})),
     ])
 }
 
 fn request() -> impl Strategy<Value = (Value, Value)> {
-    (request_id(), method(), params(), any::<bool>()).prop_map(
+    (request_id(), method(), params(), prop::bool::weighted(0.9)).prop_map(
         |(id, method, params, with_version)| {
             let mut m = Map::new();
             if with_version {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
+use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
 use super::session::{Session, Sink};
 use crate::jsonrpc;
@@ -101,6 +102,8 @@ pub struct ToolContext {
     pub(crate) token: CancellationToken,
     pub(crate) session: Option<Session>,
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    /// Set when the call's timeout follows its progress.
+    pub(crate) clock: Option<Arc<ProgressClock>>,
 }
 
 impl ToolContext {
@@ -191,8 +194,13 @@ impl ToolContext {
     /// progress token. `total` and `message` are optional.
     ///
     /// Returns whether a notification went out: nothing is sent without a
-    /// progress token or without a session that has a notifier.
+    /// progress token or without a session that has a notifier. Either way
+    /// the report restarts the call's timeout when the tool (or server)
+    /// asked for that ([`Tool::reset_timeout_on_progress`](super::Tool::reset_timeout_on_progress)).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        if let Some(clock) = &self.clock {
+            clock.tick();
+        }
         let (Some(session), Some(token)) = (&self.session, self.progress_token()) else {
             return false;
         };

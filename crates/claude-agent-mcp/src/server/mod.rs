@@ -48,13 +48,18 @@
 //!   JSON-RPC errors are kept for protocol faults (`-32600` invalid message,
 //!   `-32601` unknown method or tool, `-32602` malformed params, `-32603`
 //!   internal failure).
-//! * **Requests to the client** go only to clients that declared the
-//!   capability they need ([`ToolContext::request`]); one still unanswered
-//!   when its tool call ends is withdrawn with `notifications/cancelled`.
+//! * **Failures of the server itself are `-32603`**: a resource, template,
+//!   prompt or completion handler that panics (even before returning its
+//!   future) or outlives the server's tool timeout, anything else that
+//!   panics while a message is handled. `handle` never panics, and every
+//!   request gets exactly one reply.
 //! * **`tools/list`** pages hold [`limits::DEFAULT_PAGE_SIZE`] (1000) tools
 //!   unless [`ServerBuilder::page_size`] says otherwise; `nextCursor` is opaque.
 //! * The `jsonrpc` member of incoming messages is not checked; replies
 //!   always carry `"jsonrpc":"2.0"`. A `null` id makes a notification.
+//! * **Requests to the client** go only to clients that declared the
+//!   capability they need ([`ToolContext::request`]); one still unanswered
+//!   when its tool call ends is withdrawn with `notifications/cancelled`.
 //!
 //! Calls run concurrently: `handle` holds no lock across an await, so a
 //! transport that runs each message in its own task never sees a slow tool
@@ -66,6 +71,7 @@ mod call;
 mod cap;
 mod catalog;
 mod completion;
+mod contain;
 mod context;
 mod dispatch;
 pub mod limits;
@@ -91,10 +97,10 @@ pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 /// Moved to [`crate::types`]; kept here too.
 pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
-#[doc(hidden)]
-pub use call::panic_message;
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
+#[doc(hidden)]
+pub use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
@@ -176,6 +182,9 @@ pub(crate) struct ServerInner {
     /// Sessions that completed `initialize`, held weakly.
     sessions: Mutex<Vec<Weak<SessionInner>>>,
     tool_timeout: Duration,
+    /// Tools' timeouts follow their progress up to this cap (unless a tool
+    /// says otherwise).
+    progress_cap: Option<Duration>,
     max_result_chars: usize,
     page_size: usize,
     catalog: catalog::Catalog,
@@ -241,7 +250,10 @@ impl Server {
     /// # });
     /// ```
     pub async fn handle(&self, message: Value, ctx: RequestContext) -> Option<Value> {
-        dispatch::handle(&self.inner, message, ctx).await
+        contain::answer(message, |message| {
+            dispatch::handle(&self.inner, message, ctx)
+        })
+        .await
     }
 
     /// Adds a tool, or replaces the one with the same name (keeping its
@@ -284,6 +296,18 @@ impl Server {
             .map(|r| r.tool.info.clone())
             .collect()
     }
+}
+
+/// Answers `message` with `handler`, whatever the handler does: a panic
+/// (even before it returns its future) or a request answered with nothing
+/// becomes a `-32603` reply, so every request gets exactly one. What every
+/// transport calls instead of [`Handler::handle`].
+pub(crate) async fn answer(
+    handler: &dyn Handler,
+    message: Value,
+    ctx: RequestContext,
+) -> Option<Value> {
+    contain::answer(message, |message| handler.handle(message, ctx)).await
 }
 
 impl Handler for Server {

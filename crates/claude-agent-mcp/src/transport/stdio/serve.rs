@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 
 use crate::jsonrpc::{self, ErrorObject};
-use crate::server::{Handler, RequestContext, Session};
+use crate::server::{Handler, RequestContext, Session, answer};
 use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, Line, LineReader, LineWriter, Parsed, SendError, id_from_head,
     parse_line,
@@ -27,10 +27,11 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 ///
 /// One [`Session`] for the connection (so `notifications/cancelled`,
 /// `logging/setLevel` and `list_changed` work); every request is answered
-/// in its own task, so a slow tool never holds up `ping` or another call.
-/// Lines that are not JSON get a `-32700` reply; lines over the cap a
-/// `-32600` (with the request's id when its first bytes show it). Returns
-/// once stdin is closed and every request answered.
+/// in its own task, so a slow tool never holds up `ping` or another call,
+/// and answered whatever the handler does (a panic, or no reply, is a
+/// `-32603`). Lines that are not JSON get a `-32700` reply; lines over the
+/// cap a `-32600` (with the request's id when its first bytes show it).
+/// Returns once stdin is closed and every request answered.
 ///
 /// ```no_run
 /// use claude_agent_mcp::{Server, server::serve_stdio};
@@ -115,12 +116,12 @@ where
             let handler = Arc::clone(&handler);
             let out = out.clone();
             tasks.spawn(async move {
-                if let Some(reply) = handler.handle(message, ctx).await {
+                if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
                     out.reply(&reply).await;
                 }
                 drop(permit);
             });
-        } else if let Some(reply) = handler.handle(message, ctx).await {
+        } else if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
             // Notifications are handled in order (cancellation must see its call).
             out.reply(&reply).await;
         }
