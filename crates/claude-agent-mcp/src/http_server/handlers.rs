@@ -163,12 +163,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     let kind = jsonrpc::kind(&message);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     if message.is_array() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            jsonrpc::INVALID_REQUEST,
-            "Invalid Request: batches are not supported",
-        );
+        return batch(shared, headers, message).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
@@ -233,6 +228,35 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         http.hub.finish(stream);
     });
     sse_response(rx, Some(keep_alive), None)
+}
+
+/// A JSON-RPC batch: only on a session, and served by the handler (which
+/// accepts it at 2025-03-26 and words the refusal otherwise). Answered with
+/// one JSON array (202 when it held no request); a batch refused as a whole
+/// is 400.
+async fn batch(shared: &Arc<EndpointState>, headers: &HeaderMap, message: Value) -> Response {
+    if session_header(headers).is_none() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Invalid Request: a JSON-RPC batch needs a session of revision 2025-03-26 \
+             (initialize may not be batched)",
+        );
+    }
+    let http = match existing_session(shared, headers, &Value::Null) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
+        return r;
+    }
+    let ctx = RequestContext::with_session(http.session.clone());
+    match answer(shared.handler.as_ref(), message, ctx).await {
+        None => StatusCode::ACCEPTED.into_response(),
+        Some(replies @ Value::Array(_)) => json_reply(StatusCode::OK, replies, None),
+        Some(refused) => json_reply(StatusCode::BAD_REQUEST, refused, None),
+    }
 }
 
 async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {

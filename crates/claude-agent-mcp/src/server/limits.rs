@@ -1,6 +1,6 @@
 //! Limits a server puts on tool calls: how long a call may run, how large a
-//! result may be (applied by `cap.rs`), and how many tools one `tools/list`
-//! page holds.
+//! result may be (applied by `cap.rs`), how many tools one `tools/list`
+//! page holds, how many messages one batch.
 
 use std::time::Duration;
 
@@ -34,6 +34,10 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 1 << 20;
 /// Large enough that the Claude Code CLI sees every normal server's tools in
 /// a single page; it does follow `nextCursor`, but one page is one round trip.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
+
+/// The most messages one JSON-RPC batch may hold (batches exist only in
+/// protocol revision 2025-03-26). As many as `serve_lines` serves at once.
+pub const MAX_BATCH_LEN: usize = 1024;
 
 /// The tool timeout given the value of [`TOOL_TIMEOUT_ENV`] (if set).
 ///

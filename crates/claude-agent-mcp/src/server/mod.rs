@@ -55,8 +55,16 @@
 //!   request gets exactly one reply.
 //! * **`tools/list`** pages hold [`limits::DEFAULT_PAGE_SIZE`] (1000) tools
 //!   unless [`ServerBuilder::page_size`] says otherwise; `nextCursor` is opaque.
-//! * The `jsonrpc` member of incoming messages is not checked; replies
-//!   always carry `"jsonrpc":"2.0"`. A `null` id makes a notification.
+//! * **The envelope is strict**: `"jsonrpc"` must be `"2.0"` and an id a
+//!   number or a string; anything else with a `method` is answered `-32600`
+//!   (with its id when usable, else `null`) — a message with `"id": null` is
+//!   an invalid request, not a notification. Replies always carry
+//!   `"jsonrpc":"2.0"`. Responses are never answered.
+//! * **Batches** (a JSON array of messages) are served only on a session
+//!   that negotiated 2025-03-26, the one revision whose receivers must
+//!   accept them (at most [`limits::MAX_BATCH_LEN`] messages, answered as
+//!   one array; `initialize` may not be batched); other sessions get
+//!   `-32600`.
 //! * **Requests to the client** go only to clients that declared the
 //!   capability they need ([`ToolContext::request`]); one still unanswered
 //!   when its tool call ends is withdrawn with `notifications/cancelled`.
