@@ -192,39 +192,49 @@ pub fn notification(method: &str, params: Option<Value>) -> Value {
     Value::Object(map)
 }
 
-/// What kind of JSON-RPC message a value is, judged by its keys.
+/// What kind of JSON-RPC message a value is, judged by its envelope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Kind {
-    /// Has `method` and `id`: expects exactly one reply.
+    /// A JSON-RPC 2.0 message with a string `method` and an `id` that is a
+    /// number or a string: expects exactly one reply.
     Request,
-    /// Has `method` and no `id`: never gets a reply.
+    /// A JSON-RPC 2.0 message with a string `method` and no `id`: never
+    /// gets a reply.
     Notification,
-    /// Has `result` or `error` and no `method`.
+    /// Has `result` or `error` and no `method` (its envelope is checked by
+    /// whoever routes it); never gets a reply.
     Response,
-    /// Anything else (not an object, or an object with neither).
+    /// Anything else: not an object, `"jsonrpc"` other than `"2.0"`, an id
+    /// that is `null` or neither a number nor a string, a method that is not
+    /// a string, or an object with neither `method`, `result` nor `error`.
+    /// Answered with `-32600` (id `null` unless a usable one is there).
     Invalid,
 }
 
-/// Classifies a message by its keys.
+/// Classifies a message by its envelope.
 ///
-/// An `"id": null` counts as absent, so a message with a method and a null id
-/// is a notification.
+/// Strict, as JSON-RPC 2.0 is: a message with a `method` and `"id": null`
+/// is [`Kind::Invalid`], not a notification, and so is one whose
+/// `"jsonrpc"` is not `"2.0"`.
 pub fn kind(message: &Value) -> Kind {
     let Some(obj) = message.as_object() else {
         return Kind::Invalid;
     };
-    let has_id = obj.get("id").is_some_and(|id| !id.is_null());
-    if obj.contains_key("method") {
-        if has_id {
-            Kind::Request
-        } else {
-            Kind::Notification
+    match obj.get("method") {
+        Some(Value::String(_)) => {
+            if obj.get("jsonrpc").and_then(Value::as_str) != Some(VERSION) {
+                return Kind::Invalid;
+            }
+            match obj.get("id") {
+                None => Kind::Notification,
+                Some(Value::Number(_) | Value::String(_)) => Kind::Request,
+                Some(_) => Kind::Invalid,
+            }
         }
-    } else if obj.contains_key("result") || obj.contains_key("error") {
-        Kind::Response
-    } else {
-        Kind::Invalid
+        Some(_) => Kind::Invalid,
+        None if obj.contains_key("result") || obj.contains_key("error") => Kind::Response,
+        None => Kind::Invalid,
     }
 }
 
@@ -250,10 +260,25 @@ mod tests {
 
     #[test]
     fn classifies_messages() {
-        assert_eq!(kind(&json!({"method":"ping","id":1})), Kind::Request);
-        assert_eq!(kind(&json!({"method":"x","id":null})), Kind::Notification);
-        assert_eq!(kind(&json!({"method":"x"})), Kind::Notification);
+        let v = "2.0";
+        assert_eq!(
+            kind(&json!({"jsonrpc":v,"method":"ping","id":1})),
+            Kind::Request
+        );
+        assert_eq!(kind(&json!({"jsonrpc":v,"method":"x"})), Kind::Notification);
         assert_eq!(kind(&json!({"id":1,"result":{}})), Kind::Response);
+        // Strict: a null id, another version, or none is no valid message.
+        assert_eq!(
+            kind(&json!({"jsonrpc":v,"method":"x","id":null})),
+            Kind::Invalid
+        );
+        assert_eq!(
+            kind(&json!({"jsonrpc":v,"method":"x","id":true})),
+            Kind::Invalid
+        );
+        assert_eq!(kind(&json!({"jsonrpc":"1.0","method":"x"})), Kind::Invalid);
+        assert_eq!(kind(&json!({"method":"ping","id":1})), Kind::Invalid);
+        assert_eq!(kind(&json!({"jsonrpc":v,"method":5})), Kind::Invalid);
         assert_eq!(kind(&json!([1])), Kind::Invalid);
     }
 

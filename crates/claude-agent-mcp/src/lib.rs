@@ -67,7 +67,7 @@ pub mod transport;
 pub mod types;
 
 pub use server::{
-    Handler, IntoToolResult, Json, RequestContext, Server, ServerBuilder, Session, Tool,
+    Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder, Session, Tool,
     ToolContext,
 };
 pub use types::{CallToolResult, Content, LogLevel};

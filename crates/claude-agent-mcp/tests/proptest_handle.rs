@@ -1,11 +1,15 @@
-//! Whatever JSON arrives, `handle` never panics, never replies to a
-//! notification or response, and answers every request exactly once with
-//! its own id.
+//! Whatever JSON arrives, `handle` never panics (not even when a resource,
+//! prompt or completion handler does), never replies to a notification or
+//! response, and answers every request — and every invalid message — exactly
+//! once with its own id (`null` when it has no usable one).
 mod common;
 
 use std::time::Duration;
 
-use claude_agent_mcp::{Json, RequestContext, Server, Session, Tool};
+use claude_agent_mcp::server::{
+    CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest,
+};
+use claude_agent_mcp::{Json, RawResult, RequestContext, Server, Session, Tool};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value, json};
 
@@ -31,11 +35,44 @@ fn server() -> Server {
             "raw",
             "",
             json!({"type":"object"}),
-            |v: Value| async move { v },
+            |v: Value| async move { RawResult(v) },
         ))
         .tool(Tool::raw("echo", "", json!({}), |v: Value| async move {
             Json(v)
         }))
+        .tool(Tool::raw(
+            "value",
+            "",
+            json!({}),
+            |v: Value| async move { v },
+        ))
+        .resource(Resource::new(
+            "res://boom",
+            "boom",
+            |_: ResourceRequest| async {
+                if true {
+                    panic!("deliberate resource panic");
+                }
+                "never"
+            },
+        ))
+        .resource(Resource::new(
+            "res://ok",
+            "ok",
+            |_: ResourceRequest| async { "fine" },
+        ))
+        .prompt(Prompt::new("boom", |_: PromptRequest| async {
+            if true {
+                panic!("deliberate prompt panic");
+            }
+            String::new()
+        }))
+        .completion(|req: CompletionRequest| async move {
+            if req.value == "boom" {
+                panic!("deliberate completion panic");
+            }
+            vec![req.value]
+        })
         .build()
 }
 
@@ -90,6 +127,9 @@ fn method() -> impl Strategy<Value = String> {
         Just("tools/call".to_owned()),
         Just("logging/setLevel".to_owned()),
         Just("notifications/cancelled".to_owned()),
+        Just("resources/read".to_owned()),
+        Just("prompts/get".to_owned()),
+        Just("completion/complete".to_owned()),
         ".{0,20}",
     ]
 }
@@ -100,6 +140,7 @@ fn params() -> impl Strategy<Value = Option<Value>> {
         Just("person"),
         Just("raw"),
         Just("echo"),
+        Just("value"),
         Just("missing")
     ];
     let call = (
@@ -127,11 +168,17 @@ fn params() -> impl Strategy<Value = Option<Value>> {
         Just(json!({"name":"add","arguments":{"a":1,"b":2}})),
         ".{0,8}".prop_map(|c| json!({"cursor": c})),
         ".{0,12}".prop_map(|v| json!({"protocolVersion": v})),
+        prop_oneof![Just("res://boom"), Just("res://ok"), Just("res://none")]
+            .prop_map(|uri| json!({"uri": uri})),
+        Just(json!({"name": "boom"})),
+        prop_oneof![Just("boom"), Just("ok")].prop_map(|value| json!({
+            "ref": {"type": "ref/prompt", "name": "boom"},
+            "argument": {"name": "x", "value": value}})),
     ])
 }
 
 fn request() -> impl Strategy<Value = (Value, Value)> {
-    (request_id(), method(), params(), any::<bool>()).prop_map(
+    (request_id(), method(), params(), prop::bool::weighted(0.9)).prop_map(
         |(id, method, params, with_version)| {
             let mut m = Map::new();
             if with_version {
@@ -203,23 +250,52 @@ proptest! {
         let reply = runtime().block_on(server.handle(message.clone(), RequestContext::new()));
         let obj = message.as_object();
         let method = obj.and_then(|o| o.get("method"));
-        let id = obj.and_then(|o| o.get("id")).filter(|id| !id.is_null());
+        let id = obj.and_then(|o| o.get("id"));
         let answerable_id = id.filter(|id| id.is_number() || id.is_string());
-        match (method, reply) {
-            // A notification: no reply.
-            (Some(Value::String(_)), None) => prop_assert!(id.is_none(), "{}", message),
-            // A response: no reply.
-            (None, None) => {
-                let o = obj.unwrap();
-                prop_assert!(o.contains_key("result") || o.contains_key("error"), "{}", message);
-            }
-            (_, Some(reply)) => {
+        let version_ok = obj.and_then(|o| o.get("jsonrpc")) == Some(&json!("2.0"));
+        let is_response =
+            method.is_none() && obj.is_some_and(|o| o.contains_key("result") || o.contains_key("error"));
+        let is_notification = method.is_some_and(Value::is_string) && id.is_none() && version_ok;
+        match reply {
+            // Notifications and responses: no reply.
+            None => prop_assert!(is_notification || is_response, "no reply to {}", message),
+            Some(reply) => {
+                prop_assert!(!is_notification && !is_response, "{} -> {}", message, reply);
                 check_reply(&reply, answerable_id.unwrap_or(&Value::Null))?;
-                if answerable_id.is_none() {
-                    prop_assert!(reply.get("error").is_some(), "{}", reply);
+                let valid_request = method.is_some_and(Value::is_string) && version_ok
+                    && answerable_id.is_some();
+                if !valid_request {
+                    prop_assert_eq!(&reply["error"]["code"], &json!(-32600), "{} -> {}", message, reply);
                 }
             }
-            (Some(_), None) => prop_assert!(false, "no reply to an invalid message: {}", message),
+        }
+    }
+
+    /// A request whose envelope is off — another `"jsonrpc"`, none, or a
+    /// `null` id — is an invalid request (-32600), never a notification.
+    #[test]
+    fn requests_with_a_bad_envelope_are_invalid_requests(
+        (message, id) in request(),
+        version in prop_oneof![Just(None), Just(Some(json!("1.0"))), Just(Some(json!(2.0))), ".{0,4}".prop_map(|v| Some(json!(v)))],
+        null_id in any::<bool>(),
+    ) {
+        let mut message = message;
+        let obj = message.as_object_mut().unwrap();
+        match &version {
+            Some(v) => { obj.insert("jsonrpc".into(), v.clone()); }
+            None => { obj.remove("jsonrpc"); }
+        }
+        if null_id {
+            obj.insert("id".into(), Value::Null);
+        }
+        let bad = null_id || version.as_ref() != Some(&json!("2.0"));
+        let reply = runtime().block_on(server().handle(message.clone(), RequestContext::new()));
+        let reply = reply.ok_or_else(|| TestCaseError::fail(format!("no reply to {message}")))?;
+        if bad {
+            prop_assert_eq!(&reply["error"]["code"], &json!(-32600), "{} -> {}", message, reply);
+            prop_assert_eq!(&reply["id"], if null_id { &Value::Null } else { &id }, "{}", reply);
+        } else {
+            check_reply(&reply, &id)?;
         }
     }
 }

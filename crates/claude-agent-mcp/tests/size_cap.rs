@@ -1,7 +1,9 @@
-//! The cap on a result's text: cut at a char boundary, with a note.
+//! The cap on a result: its text cut at a char boundary, its other parts
+//! (images, audio, embedded resources, unknown blocks, structuredContent,
+//! `_meta`) kept whole or removed, and a note saying what was cut.
 mod common;
 
-use claude_agent_mcp::{Server, Tool};
+use claude_agent_mcp::{CallToolResult, Content, RawResult, Server, Tool};
 use common::*;
 use serde_json::{Value, json};
 
@@ -74,7 +76,7 @@ async fn cap_applies_to_raw_results_across_blocks() {
     let server = Server::builder("s", "1")
         .max_result_chars(5)
         .tool(Tool::raw("blocks", "", json!({"type":"object"}), |_: Value| async {
-            json!({"content":[{"type":"text","text":"abc"},{"type":"text","text":"defgh"},{"type":"text","text":"ijk"}]})
+            RawResult(json!({"content":[{"type":"text","text":"abc"},{"type":"text","text":"defgh"},{"type":"text","text":"ijk"}]}))
         }))
         .build();
     let reply = ask(&server, call(1, "blocks", json!({}))).await;
@@ -105,4 +107,198 @@ async fn invalid_argument_messages_are_capped_too() {
     let t = text(result(&reply));
     assert!(t.starts_with("Invalid arguments"), "{t}");
     assert!(t.chars().count() < 400, "{} characters", t.chars().count());
+}
+
+// ------------------------------------------- the cap covers the whole result
+
+/// A server capped at `cap` whose `parts` tool returns whatever `make` builds.
+fn parts_server(cap: usize, make: fn() -> CallToolResult) -> Server {
+    Server::builder("s", "1")
+        .max_result_chars(cap)
+        .tool(Tool::raw(
+            "parts",
+            "",
+            json!({"type":"object"}),
+            move |_: Value| async move { make() },
+        ))
+        .build()
+}
+
+/// The serialized size of a result in characters, the note excluded.
+fn size_without_note(result: &Value) -> usize {
+    let mut r = result.clone();
+    if let Some(blocks) = r["content"].as_array_mut() {
+        for b in blocks.iter_mut() {
+            if let Some(t) = b["text"].as_str()
+                && let Some(at) = t.find("[Output truncated")
+            {
+                b["text"] = Value::from(t[..at].trim_end());
+            }
+        }
+        blocks.retain(|b| b["text"] != "");
+    }
+    r.to_string().chars().count()
+}
+
+/// The note of a capped result.
+fn note(result: &Value) -> String {
+    let t = text(result);
+    let at = t
+        .find("[Output truncated")
+        .unwrap_or_else(|| panic!("no note in {result}"));
+    t[at..].to_owned()
+}
+
+const CAP: usize = 1000;
+
+/// (what, the result a tool returns, what the note must name)
+type Case = (&'static str, fn() -> CallToolResult, &'static str);
+
+fn filler(n: usize) -> String {
+    "A".repeat(n)
+}
+
+fn check_capped(result: &Value) {
+    // The envelope of a result ({"content":[],"isError":false} and block
+    // keys) is not part of the count; allow for it.
+    assert!(
+        size_without_note(result) <= CAP + 120,
+        "{} characters: {}",
+        size_without_note(result),
+        &result.to_string()[..300.min(result.to_string().len())]
+    );
+    assert!(note(result).len() < 400, "{}", note(result));
+}
+
+#[tokio::test]
+async fn no_part_of_a_result_escapes_the_cap() {
+    use claude_agent_mcp::types::ResourceContents;
+    let cases: Vec<Case> = vec![
+        (
+            "image",
+            || CallToolResult::success(vec![Content::image(filler(5000), "image/png")]),
+            "image",
+        ),
+        (
+            "audio",
+            || CallToolResult::success(vec![Content::audio(filler(5000), "audio/wav")]),
+            "audio",
+        ),
+        (
+            "embedded blob",
+            || {
+                CallToolResult::success(vec![Content::resource(ResourceContents::blob(
+                    "file:///x",
+                    filler(5000),
+                ))])
+            },
+            "resource",
+        ),
+        (
+            "embedded text",
+            || {
+                CallToolResult::success(vec![Content::resource(ResourceContents::text(
+                    "file:///x",
+                    filler(5000),
+                ))])
+            },
+            "resource",
+        ),
+        (
+            "unknown block",
+            || {
+                CallToolResult::success(vec![
+                    Content::from_value(json!({"type":"x-future","data":filler(5000)})).unwrap(),
+                ])
+            },
+            "x-future",
+        ),
+        (
+            "structured content",
+            || CallToolResult::text("small").with_structured_content(json!({"rows": filler(5000)})),
+            "structuredContent",
+        ),
+        (
+            "_meta",
+            || {
+                let mut r = CallToolResult::text("small");
+                let mut meta = serde_json::Map::new();
+                meta.insert("blob".into(), filler(5000).into());
+                r.meta = Some(meta);
+                r
+            },
+            "_meta",
+        ),
+    ];
+    for (what, make, named) in cases {
+        let server = parts_server(CAP, make);
+        let reply = ask(&server, call(1, "parts", json!({}))).await;
+        let r = result(&reply);
+        check_capped(r);
+        let note = note(r);
+        assert!(note.contains(named), "{what}: {note}");
+        assert!(note.contains(&CAP.to_string()), "{what}: {note}");
+    }
+}
+
+#[tokio::test]
+async fn structured_content_is_kept_whole_and_text_cut_around_it() {
+    // Json(v) of a tool with an output schema: text and structured content
+    // both hold the value. Structured content is what the CLI shows the
+    // model, so it is kept and the text is cut.
+    let server = parts_server(CAP, || {
+        let value = json!({"rows": filler(600)});
+        CallToolResult::text(value.to_string()).with_structured_content(value)
+    });
+    let reply = ask(&server, call(1, "parts", json!({}))).await;
+    let r = result(&reply);
+    check_capped(r);
+    assert_eq!(r["structuredContent"]["rows"], filler(600));
+    assert_eq!(r["isError"], false);
+    assert!(note(r).contains("characters"), "{}", note(r));
+}
+
+#[tokio::test]
+async fn a_tool_whose_structured_content_cannot_fit_reports_an_error() {
+    #[derive(serde::Serialize, schemars::JsonSchema)]
+    struct Rows {
+        rows: String,
+    }
+    let server = Server::builder("s", "1")
+        .max_result_chars(CAP)
+        .tool(
+            Tool::raw("rows", "", json!({"type":"object"}), |_: Value| async {
+                claude_agent_mcp::Json(Rows { rows: filler(5000) })
+            })
+            .output_schema::<Rows>(),
+        )
+        .build();
+    let reply = ask(&server, call(1, "rows", json!({}))).await;
+    let r = result(&reply);
+    check_capped(r);
+    assert!(r.get("structuredContent").is_none(), "{r}");
+    // Its declared output could not be delivered: an error result, not a
+    // success that breaks the tool's output schema.
+    assert_eq!(r["isError"], true);
+    assert!(note(r).contains("structuredContent"), "{}", note(r));
+}
+
+#[tokio::test]
+async fn small_parts_before_a_big_one_are_kept() {
+    let server = parts_server(CAP, || {
+        CallToolResult::success(vec![
+            Content::text("caption"),
+            Content::image("AAAA", "image/png"),
+            Content::image(filler(5000), "image/png"),
+            Content::text("after"),
+        ])
+    });
+    let reply = ask(&server, call(1, "parts", json!({}))).await;
+    let r = result(&reply);
+    check_capped(r);
+    let blocks = r["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["text"], "caption");
+    assert_eq!(blocks[1]["data"], "AAAA");
+    assert!(blocks.iter().all(|b| b["data"] != filler(5000)), "{r}");
+    assert!(note(r).contains("image"), "{}", note(r));
 }

@@ -15,13 +15,13 @@ fn server() -> Server {
                 let sent_progress = ctx.progress(1.0, Some(2.0), Some("half way"));
                 let sent_info = ctx.log(LogLevel::Info, "info line");
                 let sent_error = ctx.log(LogLevel::Error, json!({"detail": "bad"}));
-                json!({"content":[{"type":"text","text": json!({
-                "toolUseId": ctx.tool_use_id(),
-                "progressToken": ctx.progress_token(),
-                "requestId": ctx.request_id(),
-                "tool": ctx.tool_name(),
-                "sent": [sent_progress, sent_info, sent_error],
-            }).to_string()}]})
+                json!({
+                    "toolUseId": ctx.tool_use_id(),
+                    "progressToken": ctx.progress_token(),
+                    "requestId": ctx.request_id(),
+                    "tool": ctx.tool_name(),
+                    "sent": [sent_progress, sent_info, sent_error],
+                })
             },
         ))
         .build()
@@ -101,4 +101,73 @@ async fn without_session_or_token_nothing_is_sent() {
         .map(|m| m["method"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(methods, ["notifications/message", "notifications/message"]);
+}
+
+/// A tool that reports what it can ask of the client.
+fn caps_server() -> Server {
+    Server::builder("s", "1")
+        .tool(Tool::raw_with_context(
+            "caps",
+            "",
+            json!({"type":"object"}),
+            |_: Value, ctx: ToolContext| async move {
+                json!({
+                    "declared": ctx.client_capabilities().map(|c| Value::Object(c.as_map().clone())),
+                    "sampling": ctx.supports_sampling(),
+                    "elicitation": ctx.supports_elicitation(),
+                    "roots": ctx.supports_roots(),
+                })
+            },
+        ))
+        .build()
+}
+
+async fn caps_seen(server: &Server, ctx: RequestContext, call: Value) -> Value {
+    let reply = server.handle(call, ctx).await.unwrap();
+    serde_json::from_str(&text(result(&reply))).unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_can_ask_what_the_client_supports() {
+    let server = caps_server();
+    let declared = json!({"sampling":{},"roots":{"listChanged":true}});
+    let init = req(
+        0,
+        "initialize",
+        json!({"protocolVersion":"2025-11-25","capabilities":declared}),
+    );
+
+    // A transport that carries requests to the client (stdio, HTTP).
+    let (session, _) = recording_session();
+    session.set_client_requests(true);
+    let ctx = RequestContext::with_session(session.clone());
+    server.handle(init.clone(), ctx.clone()).await.unwrap();
+    assert_eq!(session.protocol_version().as_deref(), Some("2025-11-25"));
+    assert_eq!(
+        caps_seen(&server, ctx, call(1, "caps", json!({}))).await,
+        json!({"declared":declared,"sampling":true,"elicitation":false,"roots":true})
+    );
+
+    // One that does not (the CLI bridge): declared, but nothing can be asked.
+    let (session, _) = recording_session();
+    let ctx = RequestContext::with_session(session);
+    server.handle(init, ctx.clone()).await.unwrap();
+    assert_eq!(
+        caps_seen(&server, ctx, call(2, "caps", json!({}))).await,
+        json!({"declared":declared,"sampling":false,"elicitation":false,"roots":false})
+    );
+
+    // No handshake: nothing known.
+    assert_eq!(
+        caps_seen(&server, RequestContext::new(), call(3, "caps", json!({}))).await,
+        json!({"declared":null,"sampling":false,"elicitation":false,"roots":false})
+    );
+
+    // Stateless (2026-07-28): the request's _meta declares them.
+    let stateless = json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{
+        "name":"caps","arguments":{},"_meta":{
+            "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}});
+    let seen = caps_seen(&server, RequestContext::new(), stateless).await;
+    assert_eq!(seen["declared"], json!({"elicitation":{}}));
 }

@@ -4,7 +4,7 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use claude_agent_mcp::{CallToolResult, Content, Json, Server, Tool, ToolContext};
+use claude_agent_mcp::{CallToolResult, Content, Json, RawResult, Server, Tool, ToolContext};
 use common::*;
 use serde_json::{Value, json};
 
@@ -76,7 +76,7 @@ fn server(calls: Arc<AtomicUsize>) -> Server {
             "raw",
             "returns its arguments' \"result\" as the raw result",
             json!({"type":"object"}),
-            |args: Value| async move { args["result"].clone() },
+            |args: Value| async move { RawResult(args["result"].clone()) },
         ))
         .tool(Tool::raw(
             "panics",

@@ -17,8 +17,8 @@ use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
 use super::stateless;
-use crate::jsonrpc::{self, Kind};
-use crate::server::{RequestContext, ResponseStream};
+use crate::jsonrpc::{self, ErrorObject, Kind};
+use crate::server::{RequestContext, ResponseStream, answer};
 
 /// JSON-RPC error code for "no such session" (as the reference SDKs use).
 const SESSION_NOT_FOUND: i64 = -32001;
@@ -163,17 +163,18 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     let kind = jsonrpc::kind(&message);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     if message.is_array() {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            jsonrpc::INVALID_REQUEST,
-            "Invalid Request: batches are not supported",
-        );
+        return batch(shared, headers, message).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
-        let reply = shared.handler.handle(message, RequestContext::new()).await;
-        return json_reply(StatusCode::BAD_REQUEST, reply.unwrap_or(Value::Null), None);
+        let reply = answer(shared.handler.as_ref(), message, RequestContext::new()).await;
+        let reply = reply.unwrap_or_else(|| {
+            jsonrpc::error_response(
+                &Value::Null,
+                ErrorObject::invalid_request("Invalid Request: not a JSON-RPC 2.0 message"),
+            )
+        });
+        return json_reply(StatusCode::BAD_REQUEST, reply, None);
     }
     let method = message
         .get("method")
@@ -196,7 +197,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     }
     let ctx = RequestContext::with_session(http.session.clone());
     if kind != Kind::Request {
-        let _ = shared.handler.handle(message, ctx).await;
+        let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
     }
     let sse = guard::accepts(headers, "text/event-stream")
@@ -207,9 +208,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
             ResponseMode::Auto => method == "tools/call",
         };
     if !sse {
-        let reply = shared
-            .handler
-            .handle(message, ctx)
+        let reply = answer(shared.handler.as_ref(), message, ctx)
             .await
             .unwrap_or(Value::Null);
         return json_reply(StatusCode::OK, reply, None);
@@ -222,13 +221,42 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     let keep_alive = shared.config.keep_alive;
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let reply = shared.handler.handle(message, stream_ctx).await;
+        let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
         if let Some(reply) = reply {
             http.hub.send(stream, &reply);
         }
         http.hub.finish(stream);
     });
     sse_response(rx, Some(keep_alive), None)
+}
+
+/// A JSON-RPC batch: only on a session, and served by the handler (which
+/// accepts it at 2025-03-26 and words the refusal otherwise). Answered with
+/// one JSON array (202 when it held no request); a batch refused as a whole
+/// is 400.
+async fn batch(shared: &Arc<EndpointState>, headers: &HeaderMap, message: Value) -> Response {
+    if session_header(headers).is_none() {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &Value::Null,
+            jsonrpc::INVALID_REQUEST,
+            "Invalid Request: a JSON-RPC batch needs a session of revision 2025-03-26 \
+             (initialize may not be batched)",
+        );
+    }
+    let http = match existing_session(shared, headers, &Value::Null) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
+        return r;
+    }
+    let ctx = RequestContext::with_session(http.session.clone());
+    match answer(shared.handler.as_ref(), message, ctx).await {
+        None => StatusCode::ACCEPTED.into_response(),
+        Some(replies @ Value::Array(_)) => json_reply(StatusCode::OK, replies, None),
+        Some(refused) => json_reply(StatusCode::BAD_REQUEST, refused, None),
+    }
 }
 
 async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
@@ -242,9 +270,7 @@ async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
         );
     };
     let ctx = RequestContext::with_session(http.session.clone());
-    let reply = shared
-        .handler
-        .handle(message, ctx)
+    let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
         .unwrap_or(Value::Null);
     match reply

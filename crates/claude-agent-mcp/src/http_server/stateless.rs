@@ -28,7 +28,7 @@ use crate::server::stateless::{
     HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
     validate_meta,
 };
-use crate::server::{RequestContext, ResponseStream};
+use crate::server::{RequestContext, ResponseStream, answer};
 use crate::transport::mcp_headers;
 use crate::types::{PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS};
 
@@ -169,7 +169,7 @@ pub(crate) async fn post(
         }
     }
     if kind != Kind::Request {
-        let _ = shared.handler.handle(message, RequestContext::new()).await;
+        let _ = answer(shared.handler.as_ref(), message, RequestContext::new()).await;
         return StatusCode::ACCEPTED.into_response();
     }
 
@@ -187,7 +187,7 @@ pub(crate) async fn post(
     let handler = Arc::clone(&shared.handler);
     tokio::spawn(async move {
         tokio::select! {
-            reply = handler.handle(message, ctx) => {
+            reply = answer(handler.as_ref(), message, ctx) => {
                 // Waits for room (or for the client to go): never lost.
                 let _ = tx.send(Frame::Final(reply.unwrap_or(Value::Null))).await;
             }

@@ -36,6 +36,7 @@ pub struct ServerBuilder {
     instructions: Option<String>,
     tools: Vec<Tool>,
     tool_timeout: Option<Duration>,
+    progress_cap: Option<Duration>,
     max_result_chars: usize,
     page_size: usize,
     resources: Vec<Resource>,
@@ -114,6 +115,7 @@ impl ServerBuilder {
             instructions: None,
             tools: Vec::new(),
             tool_timeout: None,
+            progress_cap: None,
             max_result_chars: DEFAULT_MAX_RESULT_CHARS,
             page_size: DEFAULT_PAGE_SIZE,
             resources: Vec::new(),
@@ -147,15 +149,30 @@ impl ServerBuilder {
     /// result and its handler dropped. Overrides the environment variable
     /// [`CLAUDE_AGENT_TOOL_TIMEOUT`](limits::TOOL_TIMEOUT_ENV) (seconds,
     /// clamped to 1..=300); default 60 s. A tool's own
-    /// [`Tool::timeout`] overrides this.
+    /// [`Tool::timeout`] overrides this. Resource, template, prompt and
+    /// completion handlers get the same limit; one that outlives it is
+    /// answered with a `-32603` error.
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = Some(timeout);
         self
     }
 
-    /// Caps the text of one tool result at `chars` characters (default
-    /// [`DEFAULT_MAX_RESULT_CHARS`], 1 Mi). Longer text is cut at a
-    /// character boundary and a note says how much was cut. A tool's own
+    /// Lets progress keep tool calls alive: each
+    /// [`ToolContext::progress`](super::ToolContext::progress) restarts the
+    /// call's timeout, up to `max_total` after the call started. For tools
+    /// that do not set their own ([`Tool::reset_timeout_on_progress`]);
+    /// by default the timeout is fixed.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.progress_cap = Some(max_total);
+        self
+    }
+
+    /// Caps one tool result at `chars` characters (default
+    /// [`DEFAULT_MAX_RESULT_CHARS`], 1 Mi). The cap covers the whole
+    /// result: its text, and the JSON of its other parts (images, audio,
+    /// embedded resources, `structuredContent`, `_meta`). Text past the cap
+    /// is cut at a character boundary, other parts that do not fit are
+    /// removed whole, and a note at the end says what was cut. A tool's own
     /// [`Tool::max_result_chars`] overrides this.
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = chars;
@@ -193,6 +210,7 @@ impl ServerBuilder {
                 tools: Registry::new(tools),
                 sessions: Mutex::new(Vec::new()),
                 tool_timeout: self.tool_timeout.unwrap_or_else(limits::timeout_from_env),
+                progress_cap: self.progress_cap,
                 max_result_chars: self.max_result_chars,
                 page_size: self.page_size,
                 catalog: Catalog::new(

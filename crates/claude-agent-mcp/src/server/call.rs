@@ -1,16 +1,15 @@
 //! `tools/call`: find the tool, validate the arguments, run the handler
-//! under a timeout, catch its panics, honour cancellation, cap the result.
+//! under its deadline (contained: `contain.rs`), honour cancellation,
+//! check and cap the result.
 
-use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures::FutureExt;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::cap;
+use super::contain::{self, Deadline, Expiry, Failure, ProgressClock};
 use super::context::{RequestContext, ToolContext};
-use super::limits;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
@@ -19,7 +18,7 @@ use crate::types::{CallToolResult, json_type_name};
 enum Outcome {
     Done(CallToolResult),
     Panicked(String),
-    TimedOut,
+    TimedOut(Expiry),
     Cancelled,
 }
 
@@ -78,12 +77,13 @@ async fn run(
     let name = tool.info.name.as_str();
 
     let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
+    let structured = tool.output.is_some();
     if let Err(problems) = tool.input.check(&arguments) {
         // The message quotes the model's arguments: it is capped like any result.
         let mut result = CallToolResult::error(format!(
             "Invalid arguments for tool \"{name}\":\n{problems}"
         ));
-        limits::cap_text(&mut result, cap, name);
+        cap::cap_result(&mut result, cap, name, structured);
         return result;
     }
 
@@ -96,6 +96,15 @@ async fn run(
     // If this future is dropped mid-call (the caller gave up), the token fires.
     let cancel_on_drop = token.clone().drop_guard();
 
+    let limit = tool.timeout.unwrap_or(server.tool_timeout);
+    let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
+        Some(progress_cap) => {
+            let clock = ProgressClock::start();
+            let deadline = Deadline::following(limit, Arc::clone(&clock), progress_cap);
+            (deadline, Some(clock))
+        }
+        None => (Deadline::fixed(limit), None),
+    };
     let ctx = ToolContext {
         request_id: id.clone(),
         tool: name.to_owned(),
@@ -103,23 +112,20 @@ async fn run(
         token: token.clone(),
         session,
         stream,
+        clock,
     };
     let handler = Arc::clone(&tool.handler);
-    let structured = tool.output.is_some();
-    // The handler is called inside the future so a panic in its synchronous
-    // part is caught too.
-    let call =
-        AssertUnwindSafe(async move { handler(arguments, ctx, structured).await }).catch_unwind();
-    let limit = tool.timeout.unwrap_or(server.tool_timeout);
 
     let outcome = tokio::select! {
         biased;
         () = token.cancelled() => Outcome::Cancelled,
-        finished = tokio::time::timeout(limit, call) => match finished {
-            Ok(Ok(result)) => Outcome::Done(result),
-            Ok(Err(panic)) => Outcome::Panicked(panic_message(panic.as_ref())),
-            Err(_) => Outcome::TimedOut,
-        },
+        finished = contain::run(&deadline, move || handler(arguments, ctx, structured)) => {
+            match finished {
+                Ok(result) => Outcome::Done(result),
+                Err(Failure::Panicked(message)) => Outcome::Panicked(message),
+                Err(Failure::TimedOut(expiry)) => Outcome::TimedOut(expiry),
+            }
+        }
     };
     // The handler future is gone now. Its token fires unless it finished.
 
@@ -132,11 +138,11 @@ async fn run(
             tracing::error!(tool = name, panic = %message, "tool handler panicked");
             CallToolResult::error(format!("Tool \"{name}\" panicked: {message}"))
         }
-        Outcome::TimedOut => {
-            tracing::warn!(tool = name, ?limit, "tool call timed out");
+        Outcome::TimedOut(expiry) => {
+            tracing::warn!(tool = name, ?limit, ?expiry, "tool call timed out");
             CallToolResult::error(format!(
-                "Tool \"{name}\" timed out after {} and was stopped",
-                limits::human(limit)
+                "Tool \"{name}\" {} and was stopped",
+                expiry.describe()
             ))
         }
         Outcome::Cancelled => {
@@ -145,7 +151,7 @@ async fn run(
         }
     };
 
-    limits::cap_text(&mut result, cap, name);
+    cap::cap_result(&mut result, cap, name, structured);
     result
 }
 
@@ -171,19 +177,5 @@ fn check_output(tool: &super::Tool, result: CallToolResult) -> CallToolResult {
                  schema:\n{problems}"
             )),
         },
-    }
-}
-
-/// The message of a caught panic: its `&str` or `String` payload, or a
-/// placeholder. The one helper for every place that catches a panic (a
-/// tool handler, an in-process handler, and the Claude Code SDK's control
-/// handlers, through [`crate::panic_message`]).
-pub fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(s) = panic.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = panic.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "(a panic payload that is not a string)".to_owned()
     }
 }

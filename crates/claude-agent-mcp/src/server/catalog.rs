@@ -3,11 +3,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use super::completion::{self, CompletionHandler};
+use super::contain;
 use super::context::RequestContext;
 use super::prompt::{Prompt, PromptRequest};
 use super::resource::{Resource, ResourceRequest, ResourceTemplate};
@@ -163,7 +165,7 @@ pub(crate) async fn request(
                 page,
             )
         }
-        "resources/read" => read_resource(catalog, &params, ctx).await,
+        "resources/read" => read_resource(catalog, &params, ctx, server.tool_timeout).await,
         "resources/subscribe" | "resources/unsubscribe" => {
             let uri = uri_param(&params)?;
             if let Some(session) = ctx.session() {
@@ -185,11 +187,14 @@ pub(crate) async fn request(
                 page,
             )
         }
-        "prompts/get" => get_prompt(catalog, &params, ctx).await,
+        "prompts/get" => get_prompt(catalog, &params, ctx, server.tool_timeout).await,
         "completion/complete" => {
             let request = completion::parse(&params)?;
             let values = match &catalog.completion {
-                Some(handler) => handler(request).await,
+                Some(handler) => {
+                    let limit = server.tool_timeout;
+                    contain::catalog("completion/complete", limit, || handler(request)).await?
+                }
                 None => Vec::new(),
             };
             Ok(completion::result(values))
@@ -213,6 +218,7 @@ async fn read_resource(
     catalog: &Catalog,
     params: &Map<String, Value>,
     ctx: RequestContext,
+    limit: Duration,
 ) -> Result<Value, ErrorObject> {
     let uri = uri_param(params)?;
     let found = catalog.resources.read().get(uri).map(|r| {
@@ -239,8 +245,9 @@ async fn read_resource(
         variables,
         session: ctx.session().cloned(),
     };
-    let mut contents = handler(request)
-        .await
+    let what = format!("resource {uri:?}");
+    let mut contents = contain::catalog(&what, limit, || handler(request))
+        .await?
         .map_err(|e| ErrorObject::internal(format!("reading {uri} failed: {e}")))?;
     if let Some(mime) = mime {
         for c in &mut contents {
@@ -254,6 +261,7 @@ async fn get_prompt(
     catalog: &Catalog,
     params: &Map<String, Value>,
     ctx: RequestContext,
+    limit: Duration,
 ) -> Result<Value, ErrorObject> {
     let name = params
         .get("name")
@@ -271,8 +279,9 @@ async fn get_prompt(
         arguments,
         session: ctx.session().cloned(),
     };
-    let mut result = (prompt.handler)(request)
-        .await
+    let what = format!("prompt {name:?}");
+    let mut result = contain::catalog(&what, limit, || (prompt.handler)(request))
+        .await?
         .map_err(|e| ErrorObject::internal(format!("prompt \"{name}\" failed: {e}")))?;
     if result.description.is_none() {
         result.description = prompt.info.description.clone();

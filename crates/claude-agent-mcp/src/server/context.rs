@@ -7,10 +7,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
+use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
 use super::session::{Session, Sink};
 use crate::jsonrpc;
-use crate::types::LogLevel;
+use crate::types::{ClientCapabilities, LogLevel};
 
 /// The stream a transport answers one request on (an SSE response to a
 /// Streamable HTTP POST): messages tied to the request — its progress and
@@ -101,6 +102,8 @@ pub struct ToolContext {
     pub(crate) token: CancellationToken,
     pub(crate) session: Option<Session>,
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    /// Set when the call's timeout follows its progress.
+    pub(crate) clock: Option<Arc<ProgressClock>>,
 }
 
 impl ToolContext {
@@ -154,12 +157,50 @@ impl ToolContext {
         self.session.as_ref()
     }
 
+    /// The capabilities the client declared (in `initialize`, or in a
+    /// stateless request's `_meta`); `None` when unknown (no session, or
+    /// no handshake).
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.session.as_ref()?.client_capabilities()
+    }
+
+    /// Whether [`request`](Self::request) can send `sampling/createMessage`
+    /// (without `tools`): the transport carries requests to the client and
+    /// the client declared `sampling`.
+    pub fn supports_sampling(&self) -> bool {
+        self.can_request(ClientCapabilities::sampling)
+    }
+
+    /// Whether [`request`](Self::request) can send a form-mode
+    /// `elicitation/create`: the transport carries requests to the client
+    /// and the client declared `elicitation` (form mode).
+    pub fn supports_elicitation(&self) -> bool {
+        self.can_request(ClientCapabilities::elicitation_form)
+    }
+
+    /// Whether [`request`](Self::request) can send `roots/list`.
+    pub fn supports_roots(&self) -> bool {
+        self.can_request(ClientCapabilities::roots)
+    }
+
+    fn can_request(&self, declared: fn(&ClientCapabilities) -> bool) -> bool {
+        self.session.as_ref().is_some_and(|session| {
+            session.supports_client_requests()
+                && session.client_capabilities().is_some_and(|c| declared(&c))
+        })
+    }
+
     /// Reports progress: sends `notifications/progress` with the request's
     /// progress token. `total` and `message` are optional.
     ///
     /// Returns whether a notification went out: nothing is sent without a
-    /// progress token or without a session that has a notifier.
+    /// progress token or without a session that has a notifier. Either way
+    /// the report restarts the call's timeout when the tool (or server)
+    /// asked for that ([`Tool::reset_timeout_on_progress`](super::Tool::reset_timeout_on_progress)).
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        if let Some(clock) = &self.clock {
+            clock.tick();
+        }
         let (Some(session), Some(token)) = (&self.session, self.progress_token()) else {
             return false;
         };
@@ -210,8 +251,14 @@ impl ToolContext {
     /// Works where the transport carries server→client requests (stdio and
     /// Streamable HTTP sessions); elsewhere (in process, the Claude Code
     /// CLI bridge) it fails at once with [`ClientRequestError::NotSupported`].
+    /// Only what the client declared is sent: a request needing a
+    /// capability it did not declare fails at once with
+    /// [`ClientRequestError::CapabilityNotDeclared`] (ask first with
+    /// [`supports_sampling`](Self::supports_sampling) and the like).
     /// Over HTTP the request travels on this call's own SSE stream. The wait
-    /// ends when the call is cancelled or times out (the future is dropped).
+    /// ends when the call is cancelled or times out (the future is
+    /// dropped); the request, still unanswered, is then withdrawn with
+    /// `notifications/cancelled`.
     ///
     /// ```
     /// use claude_agent_mcp::ToolContext;

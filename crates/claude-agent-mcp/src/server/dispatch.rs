@@ -4,37 +4,116 @@ use serde_json::{Map, Value, json};
 
 use super::context::RequestContext;
 use super::session::Session;
-use super::{ServerInner, call, catalog, stateless};
+use super::{ServerInner, call, catalog, contain, limits, stateless};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::LogLevel;
+use crate::types::{ClientCapabilities, LogLevel};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
     json_type_name,
 };
 
-/// Answers one message; see [`Server::handle`](super::Server::handle).
+/// Answers one message, or a batch of them; see
+/// [`Server::handle`](super::Server::handle).
 pub(crate) async fn handle(
     server: &ServerInner,
     message: Value,
     ctx: RequestContext,
 ) -> Option<Value> {
-    let Value::Object(mut msg) = message else {
-        let what = json_type_name(&message);
+    match message {
+        Value::Object(msg) => one(server, msg, ctx).await,
+        Value::Array(batch) => self::batch(server, batch, ctx).await,
+        other => Some(invalid(
+            &Value::Null,
+            format!(
+                "a JSON-RPC message must be an object, not {}",
+                json_type_name(&other)
+            ),
+        )),
+    }
+}
+
+/// The revision whose receivers must accept JSON-RPC batches.
+const BATCH_REVISION: &str = "2025-03-26";
+
+/// A JSON-RPC batch: served, on a session that negotiated 2025-03-26, as
+/// its messages handled concurrently (each contained, as `handle` is), the
+/// replies in one array (none if all were notifications or responses).
+async fn batch(server: &ServerInner, batch: Vec<Value>, ctx: RequestContext) -> Option<Value> {
+    let version = ctx.session().and_then(Session::protocol_version);
+    if version.as_deref() != Some(BATCH_REVISION) {
+        let revision = match &version {
+            Some(v) => format!("protocol revision {v}"),
+            None => "a connection that has not negotiated 2025-03-26".to_owned(),
+        };
         return Some(invalid(
             &Value::Null,
-            format!("a JSON-RPC message must be an object, not {what}"),
+            format!("JSON-RPC batches are not accepted in {revision}; only 2025-03-26 has them"),
         ));
-    };
+    }
+    if batch.is_empty() {
+        return Some(invalid(&Value::Null, "an empty JSON-RPC batch"));
+    }
+    if batch.len() > limits::MAX_BATCH_LEN {
+        return Some(invalid(
+            &Value::Null,
+            format!(
+                "a batch of {} messages is over the limit of {}",
+                batch.len(),
+                limits::MAX_BATCH_LEN
+            ),
+        ));
+    }
+    let replies = batch.into_iter().map(|message| {
+        let ctx = ctx.clone();
+        contain::answer(message, move |message| async move {
+            match message {
+                Value::Object(msg) if msg.get("method") == Some(&json!("initialize")) => {
+                    let id = msg.get("id").cloned().unwrap_or(Value::Null);
+                    Some(invalid(
+                        &id,
+                        "initialize may not be part of a JSON-RPC batch",
+                    ))
+                }
+                Value::Object(msg) => one(server, msg, ctx).await,
+                other => Some(invalid(
+                    &Value::Null,
+                    format!(
+                        "a batch holds JSON-RPC messages (objects), not {}",
+                        json_type_name(&other)
+                    ),
+                )),
+            }
+        })
+    });
+    let replies: Vec<Value> = futures::future::join_all(replies)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    (!replies.is_empty()).then_some(Value::Array(replies))
+}
 
-    let id = match msg.remove("id") {
-        None | Some(Value::Null) => None,
+/// Answers one message. The envelope is checked first: a response goes to
+/// its waiter; anything else must be JSON-RPC 2.0 with a string method and,
+/// if it has an id, a number or string one.
+async fn one(
+    server: &ServerInner,
+    mut msg: Map<String, Value>,
+    ctx: RequestContext,
+) -> Option<Value> {
+    let id = msg.remove("id");
+    if !msg.contains_key("method") && (msg.contains_key("result") || msg.contains_key("error")) {
+        response(id, &msg, ctx.session());
+        return None;
+    }
+    let id = match id {
+        None => None,
         Some(id @ (Value::Number(_) | Value::String(_))) => Some(id),
-        // A response (no method) never gets a reply, whatever its id.
-        Some(_)
-            if !msg.contains_key("method")
-                && (msg.contains_key("result") || msg.contains_key("error")) =>
-        {
-            return None;
+        Some(Value::Null) => {
+            return Some(invalid(
+                &Value::Null,
+                "a request id must be a number or a string, not null (a notification has no \"id\")",
+            ));
         }
         Some(other) => {
             let what = json_type_name(&other);
@@ -44,30 +123,27 @@ pub(crate) async fn handle(
             ));
         }
     };
-
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    match msg.get("jsonrpc") {
+        Some(Value::String(v)) if v == jsonrpc::VERSION => {}
+        Some(other) => {
+            return Some(invalid(
+                &reply_id,
+                format!("\"jsonrpc\" must be \"2.0\", not {other}"),
+            ));
+        }
+        None => return Some(invalid(&reply_id, "\"jsonrpc\":\"2.0\" is missing")),
+    }
     let method = match msg.remove("method") {
         Some(Value::String(method)) => method,
         Some(other) => {
             let what = json_type_name(&other);
-            let id = id.unwrap_or(Value::Null);
             return Some(invalid(
-                &id,
+                &reply_id,
                 format!("\"method\" must be a string, not {what}"),
             ));
         }
-        // A response to something the server sent (e.g. the client
-        // answering `sampling/createMessage`): route it to its waiter;
-        // nothing to say back.
-        None if msg.contains_key("result") || msg.contains_key("error") => {
-            if let (Some(session), Some(id)) = (ctx.session(), &id) {
-                session.resolve_response(id, &msg);
-            }
-            return None;
-        }
-        None => {
-            let id = id.unwrap_or(Value::Null);
-            return Some(invalid(&id, "a JSON-RPC request needs a \"method\""));
-        }
+        None => return Some(invalid(&reply_id, "a JSON-RPC request needs a \"method\"")),
     };
     let params = msg.remove("params");
 
@@ -84,6 +160,28 @@ pub(crate) async fn handle(
         Ok(result) => jsonrpc::response(&id, result),
         Err(error) => jsonrpc::error_response(&id, error),
     })
+}
+
+/// A response to something the server sent (the client answering
+/// `sampling/createMessage`): routed to its waiter; never answered. One
+/// that is not JSON-RPC 2.0 fails its waiter rather than leaving it to time
+/// out.
+fn response(id: Option<Value>, msg: &Map<String, Value>, session: Option<&Session>) {
+    let (Some(session), Some(id)) = (session, id.filter(|id| id.is_number() || id.is_string()))
+    else {
+        tracing::debug!("a response with no usable id, or no session to route it to: dropped");
+        return;
+    };
+    if msg.get("jsonrpc").and_then(Value::as_str) == Some(jsonrpc::VERSION) {
+        session.resolve_response(&id, msg);
+    } else {
+        tracing::warn!(%id, "a response that is not JSON-RPC 2.0 fails its request");
+        let error = json!({"error": ErrorObject::invalid_request(
+            "the client's response is not JSON-RPC 2.0 (\"jsonrpc\" must be \"2.0\")")});
+        if let Value::Object(error) = error {
+            session.resolve_response(&id, &error);
+        }
+    }
 }
 
 /// A request of the stateless revision (2026-07-28): its `_meta` checked,
@@ -178,6 +276,8 @@ fn initialize(
     };
     // A repeated initialize (the CLI reconnecting) is answered the same way.
     if let Some(session) = session {
+        let declared = params.get("capabilities").unwrap_or(&Value::Null);
+        session.set_negotiated(protocol_version, ClientCapabilities::from_value(declared));
         session.mark_initialized();
         server.register_session(session);
     }

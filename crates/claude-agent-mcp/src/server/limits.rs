@@ -1,9 +1,8 @@
-//! Limits a server puts on tool calls: how long a call may run, how much text
-//! a result may carry, and how many tools one `tools/list` page holds.
+//! Limits a server puts on tool calls: how long a call may run, how large a
+//! result may be (applied by `cap.rs`), how many tools one `tools/list`
+//! page holds, how many messages one batch.
 
 use std::time::Duration;
-
-use crate::types::{CallToolResult, Content};
 
 /// The environment variable giving the default tool timeout, in seconds.
 ///
@@ -22,9 +21,12 @@ pub const MIN_ENV_TOOL_TIMEOUT: Duration = Duration::from_secs(1);
 /// The longest timeout [`TOOL_TIMEOUT_ENV`] can ask for.
 pub const MAX_ENV_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The default cap on the text of one tool result: 1 Mi characters (1,048,576).
+/// The default cap on one tool result: 1 Mi characters (1,048,576).
 ///
-/// Counted in Unicode scalar values over all text blocks of the result.
+/// It covers the whole result: the characters of its text, plus the
+/// characters of the JSON of everything else it carries (images, audio,
+/// embedded resources, `structuredContent`, `_meta`, …). See
+/// [`ServerBuilder::max_result_chars`](super::ServerBuilder::max_result_chars).
 pub const DEFAULT_MAX_RESULT_CHARS: usize = 1 << 20;
 
 /// The default number of tools in one `tools/list` page.
@@ -32,6 +34,10 @@ pub const DEFAULT_MAX_RESULT_CHARS: usize = 1 << 20;
 /// Large enough that the Claude Code CLI sees every normal server's tools in
 /// a single page; it does follow `nextCursor`, but one page is one round trip.
 pub const DEFAULT_PAGE_SIZE: usize = 1000;
+
+/// The most messages one JSON-RPC batch may hold (batches exist only in
+/// protocol revision 2025-03-26). As many as `serve_lines` serves at once.
+pub const MAX_BATCH_LEN: usize = 1024;
 
 /// The tool timeout given the value of [`TOOL_TIMEOUT_ENV`] (if set).
 ///
@@ -85,78 +91,6 @@ pub(crate) fn human(d: Duration) -> String {
     }
 }
 
-/// Cuts the text blocks of `result` so that together they hold at most
-/// `limit` characters, cutting at a character boundary, and appends a note
-/// saying how much was cut. Later text blocks past the limit are dropped;
-/// other blocks are kept. Returns the number of characters cut.
-pub(crate) fn cap_text(result: &mut CallToolResult, limit: usize, tool: &str) -> usize {
-    // Fast path: no more bytes than the limit means no more characters.
-    let total_bytes: usize = result.content.iter().filter_map(text_len).sum();
-    if total_bytes <= limit {
-        return 0;
-    }
-    let total_chars: usize = result
-        .content
-        .iter()
-        .filter_map(Content::as_text)
-        .map(|t| t.chars().count())
-        .sum();
-    if total_chars <= limit {
-        return 0;
-    }
-
-    let mut budget = limit;
-    let mut last_kept_text = None;
-    let mut index = 0;
-    result.content.retain_mut(|block| {
-        let keep = match block {
-            Content::Text { text, .. } => {
-                if budget == 0 {
-                    false
-                } else {
-                    match text.char_indices().nth(budget) {
-                        // Longer than what is left: cut at the boundary.
-                        Some((byte, _)) => {
-                            text.truncate(byte);
-                            budget = 0;
-                        }
-                        None => budget -= text.chars().count(),
-                    }
-                    last_kept_text = Some(index);
-                    true
-                }
-            }
-            _ => true,
-        };
-        if keep {
-            index += 1;
-        }
-        keep
-    });
-
-    let cut = total_chars - limit;
-    let note = format!(
-        "\n\n[Output truncated: {cut} of {total_chars} characters were cut to stay within \
-         the limit of {limit} characters.]"
-    );
-    match last_kept_text.and_then(|i| result.content.get_mut(i)) {
-        Some(Content::Text { text, .. }) => text.push_str(&note),
-        _ => result.content.push(Content::text(note.trim_start())),
-    }
-    tracing::warn!(
-        tool,
-        limit,
-        total_chars,
-        cut,
-        "tool result exceeded the text limit and was truncated"
-    );
-    cut
-}
-
-fn text_len(block: &Content) -> Option<usize> {
-    block.as_text().map(str::len)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,32 +111,5 @@ mod tests {
         assert_eq!(timeout_from_env_value(Some("-4")), MIN_ENV_TOOL_TIMEOUT);
         assert_eq!(timeout_from_env_value(Some("inf")), DEFAULT_TOOL_TIMEOUT);
         assert_eq!(timeout_from_env_value(Some("")), DEFAULT_TOOL_TIMEOUT);
-    }
-
-    #[test]
-    fn cap_cuts_at_char_boundaries_across_blocks() {
-        let mut r = CallToolResult::success(vec![
-            Content::text("ééé"),
-            Content::image("AAAA", "image/png"),
-            Content::text("ààà"),
-            Content::text("zzz"),
-        ]);
-        let cut = cap_text(&mut r, 4, "t");
-        assert_eq!(cut, 5);
-        assert_eq!(r.content.len(), 3, "{:?}", r.content);
-        assert_eq!(r.content[0].as_text(), Some("ééé"));
-        let second = r.content[2].as_text().unwrap();
-        assert!(
-            second.starts_with("à\n\n[Output truncated: 5 of 9"),
-            "{second}"
-        );
-    }
-
-    #[test]
-    fn cap_leaves_short_results_alone() {
-        let mut r = CallToolResult::text("ééé");
-        // 6 bytes but 3 characters.
-        assert_eq!(cap_text(&mut r, 3, "t"), 0);
-        assert_eq!(r.content[0].as_text(), Some("ééé"));
     }
 }

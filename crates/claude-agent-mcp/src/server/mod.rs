@@ -48,10 +48,26 @@
 //!   JSON-RPC errors are kept for protocol faults (`-32600` invalid message,
 //!   `-32601` unknown method or tool, `-32602` malformed params, `-32603`
 //!   internal failure).
+//! * **Failures of the server itself are `-32603`**: a resource, template,
+//!   prompt or completion handler that panics (even before returning its
+//!   future) or outlives the server's tool timeout, anything else that
+//!   panics while a message is handled. `handle` never panics, and every
+//!   request gets exactly one reply.
 //! * **`tools/list`** pages hold [`limits::DEFAULT_PAGE_SIZE`] (1000) tools
 //!   unless [`ServerBuilder::page_size`] says otherwise; `nextCursor` is opaque.
-//! * The `jsonrpc` member of incoming messages is not checked; replies
-//!   always carry `"jsonrpc":"2.0"`. A `null` id makes a notification.
+//! * **The envelope is strict**: `"jsonrpc"` must be `"2.0"` and an id a
+//!   number or a string; anything else with a `method` is answered `-32600`
+//!   (with its id when usable, else `null`) — a message with `"id": null` is
+//!   an invalid request, not a notification. Replies always carry
+//!   `"jsonrpc":"2.0"`. Responses are never answered.
+//! * **Batches** (a JSON array of messages) are served only on a session
+//!   that negotiated 2025-03-26, the one revision whose receivers must
+//!   accept them (at most [`limits::MAX_BATCH_LEN`] messages, answered as
+//!   one array; `initialize` may not be batched); other sessions get
+//!   `-32600`.
+//! * **Requests to the client** go only to clients that declared the
+//!   capability they need ([`ToolContext::request`]); one still unanswered
+//!   when its tool call ends is withdrawn with `notifications/cancelled`.
 //!
 //! Calls run concurrently: `handle` holds no lock across an await, so a
 //! transport that runs each message in its own task never sees a slow tool
@@ -60,8 +76,10 @@
 
 mod builder;
 mod call;
+mod cap;
 mod catalog;
 mod completion;
+mod contain;
 mod context;
 mod dispatch;
 pub mod limits;
@@ -87,17 +105,17 @@ pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 /// Moved to [`crate::types`]; kept here too.
 pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
-#[doc(hidden)]
-pub use call::panic_message;
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
+#[doc(hidden)]
+pub use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
 };
 pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
-pub use result::{IntoToolResult, Json};
+pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
 pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
@@ -172,6 +190,9 @@ pub(crate) struct ServerInner {
     /// Sessions that completed `initialize`, held weakly.
     sessions: Mutex<Vec<Weak<SessionInner>>>,
     tool_timeout: Duration,
+    /// Tools' timeouts follow their progress up to this cap (unless a tool
+    /// says otherwise).
+    progress_cap: Option<Duration>,
     max_result_chars: usize,
     page_size: usize,
     catalog: catalog::Catalog,
@@ -237,7 +258,10 @@ impl Server {
     /// # });
     /// ```
     pub async fn handle(&self, message: Value, ctx: RequestContext) -> Option<Value> {
-        dispatch::handle(&self.inner, message, ctx).await
+        contain::answer(message, |message| {
+            dispatch::handle(&self.inner, message, ctx)
+        })
+        .await
     }
 
     /// Adds a tool, or replaces the one with the same name (keeping its
@@ -280,6 +304,18 @@ impl Server {
             .map(|r| r.tool.info.clone())
             .collect()
     }
+}
+
+/// Answers `message` with `handler`, whatever the handler does: a panic
+/// (even before it returns its future) or a request answered with nothing
+/// becomes a `-32603` reply, so every request gets exactly one. What every
+/// transport calls instead of [`Handler::handle`].
+pub(crate) async fn answer(
+    handler: &dyn Handler,
+    message: Value,
+    ctx: RequestContext,
+) -> Option<Value> {
+    contain::answer(message, |message| handler.handle(message, ctx)).await
 }
 
 impl Handler for Server {

@@ -1,14 +1,15 @@
 //! Requests the server sends to the client (`sampling/createMessage`,
-//! `elicitation/create`, `roots/list`, …): their errors, and waiting for
-//! the client's answer in the session's [`RequestTable`].
+//! `elicitation/create`, `roots/list`, …): their errors, waiting for the
+//! client's answer in the session's [`RequestTable`], and withdrawing a
+//! request that ends unanswered.
 
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::jsonrpc::{ErrorObject, RequestId};
+use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::transport::RequestTable;
 
 /// How long a server→client request waits for its answer unless told otherwise.
@@ -31,6 +32,16 @@ pub enum ClientRequestError {
     /// The client answered with a JSON-RPC error.
     #[error("the client answered with an error: {0}")]
     Rejected(ErrorObject),
+    /// The client did not declare the capability the request needs
+    /// (`sampling`, `sampling.tools`, `elicitation`, `elicitation.form`,
+    /// `elicitation.url`, `roots`), so it was not sent.
+    #[error("the client did not declare the `{capability}` capability, which {method} needs")]
+    CapabilityNotDeclared {
+        /// The request's method.
+        method: String,
+        /// The capability, as a path: `sampling`, `elicitation.url`, …
+        capability: String,
+    },
 }
 
 /// What the client answered: its `result`, or its error.
@@ -51,25 +62,53 @@ pub(crate) fn answer_of(message: &serde_json::Map<String, Value>) -> Answer {
     }
 }
 
-/// Waits for the answer to our request `id`, forgetting it on timeout or drop.
+/// Waits for the answer to our request `id`. If the wait ends without one
+/// — the timeout, or this future dropped (the tool call waiting on it was
+/// cancelled or timed out) — the request is forgotten and withdrawn:
+/// `notifications/cancelled` goes to the client through `send`.
 pub(crate) async fn wait(
     requests: &Requests,
     id: RequestId,
     rx: oneshot::Receiver<Answer>,
     timeout: Duration,
+    send: impl Fn(Value),
 ) -> Result<Value, ClientRequestError> {
-    struct Forget<'a>(&'a Requests, &'a RequestId);
-    impl Drop for Forget<'_> {
-        fn drop(&mut self) {
-            self.0.complete_ours(self.1);
-        }
-    }
-    let _forget = Forget(requests, &id);
+    let mut outstanding = Outstanding {
+        requests,
+        id,
+        send,
+        reason: "the server stopped waiting: the call that made it ended",
+    };
     match tokio::time::timeout(timeout, rx).await {
         Ok(Ok(Ok(result))) => Ok(result),
         Ok(Ok(Err(error))) => Err(ClientRequestError::Rejected(error)),
         Ok(Err(_)) => Err(ClientRequestError::Closed),
-        Err(_) => Err(ClientRequestError::Timeout(timeout)),
+        Err(_) => {
+            outstanding.reason = "the server stopped waiting: no answer in time";
+            Err(ClientRequestError::Timeout(timeout))
+        }
+    }
+}
+
+/// A request of ours in flight. Dropped while still in the table (no
+/// answer came, the connection did not close), it is taken out and
+/// withdrawn.
+struct Outstanding<'a, F: Fn(Value)> {
+    requests: &'a Requests,
+    id: RequestId,
+    send: F,
+    reason: &'static str,
+}
+
+impl<F: Fn(Value)> Drop for Outstanding<'_, F> {
+    fn drop(&mut self) {
+        if self.requests.complete_ours(&self.id).is_some() {
+            tracing::debug!(id = %self.id, reason = self.reason, "withdrawing a request to the client");
+            (self.send)(jsonrpc::notification(
+                "notifications/cancelled",
+                Some(json!({"requestId": self.id.to_value(), "reason": self.reason})),
+            ));
+        }
     }
 }
 
@@ -93,7 +132,7 @@ mod tests {
         requests.register_ours(id.clone(), tx).unwrap();
         assert!(resolve(&requests, &id, json!({"result":{"ok":1}})));
         assert!(!resolve(&requests, &id, json!({"result":{"ok":1}})));
-        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
+        let got = wait(&requests, id, rx, Duration::from_secs(1), |m| panic!("{m}")).await;
         assert_eq!(got, Ok(json!({"ok":1})));
     }
 
@@ -104,24 +143,30 @@ mod tests {
         let (tx, rx) = oneshot::channel();
         requests.register_ours(id.clone(), tx).unwrap();
         resolve(&requests, &id, json!({"error":{"code":-1,"message":"no"}}));
-        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
+        let got = wait(&requests, id, rx, Duration::from_secs(1), |m| panic!("{m}")).await;
         assert!(matches!(got, Err(ClientRequestError::Rejected(e)) if e.code == -1));
 
         let id = RequestId::from("srv-2");
         let (tx, rx) = oneshot::channel();
         requests.register_ours(id.clone(), tx).unwrap();
-        let got = wait(&requests, id.clone(), rx, Duration::from_millis(10)).await;
+        let withdrawn = std::sync::Mutex::new(Vec::new());
+        let record = |m| withdrawn.lock().unwrap().push(m);
+        let got = wait(&requests, id.clone(), rx, Duration::from_millis(10), record).await;
         assert_eq!(
             got,
             Err(ClientRequestError::Timeout(Duration::from_millis(10)))
         );
         assert!(!resolve(&requests, &id, json!({"result":{}})));
+        let withdrawn = withdrawn.into_inner().unwrap();
+        assert_eq!(withdrawn.len(), 1);
+        assert_eq!(withdrawn[0]["method"], "notifications/cancelled");
+        assert_eq!(withdrawn[0]["params"]["requestId"], "srv-2");
 
         let id = RequestId::from("srv-3");
         let (tx, rx) = oneshot::channel();
         requests.register_ours(id.clone(), tx).unwrap();
         requests.close_ours();
-        let got = wait(&requests, id, rx, Duration::from_secs(1)).await;
+        let got = wait(&requests, id, rx, Duration::from_secs(1), |m| panic!("{m}")).await;
         assert_eq!(got, Err(ClientRequestError::Closed));
     }
 }

@@ -18,7 +18,11 @@ use crate::types::{CallToolResult, Content, json_type_name, stringify_text_field
 /// | [`Json(v)`](Json) (`v: Serialize`) | one text block with `v` as JSON, plus `structuredContent` when the tool declares an output schema |
 /// | [`Content`], `Vec<Content>` | those blocks |
 /// | [`CallToolResult`] | as is |
-/// | [`serde_json::Value`] | a complete result object; it must have a `content` array of typed blocks, else it becomes an error result saying what is wrong |
+/// | [`serde_json::Value`]: a map | as [`Json`]: its JSON as one text block, plus `structuredContent` when the tool declares an output schema |
+/// | [`serde_json::Value`]: a list of content parts (objects with a string `"type"`) | those blocks (a non-string `text` becomes a string; a malformed part is an error result naming it) |
+/// | [`serde_json::Value`]: a string; `null` | its text; no content |
+/// | [`serde_json::Value`]: anything else | its JSON as text |
+/// | [`RawResult`] | a complete result object (`content`, `isError`, `structuredContent`, `_meta`), checked: a malformed one becomes an error result saying what is wrong |
 /// | `Result<T, E>` (`E: Display`) | `Ok(t)` as `t`; `Err(e)` an `isError` result with `e`'s text |
 /// | `Option<T>` | `Some(t)` as `t`; `None` no content |
 /// | `()` | no content |
@@ -150,16 +154,79 @@ impl<T: IntoToolResult> IntoToolResult for Option<T> {
     }
 }
 
-impl IntoToolResult for Value {
-    /// Reads a complete result object (`content`, optional `isError`,
-    /// `structuredContent`, `_meta`). A text block's non-string `text` is
-    /// turned into a string. Anything malformed becomes an error result that
-    /// says what is wrong.
+/// A complete `tools/call` result as JSON, taken as it is: the explicit
+/// way to return one from a handler. (A plain [`Value`] map is a value, sent
+/// as JSON text; see [`IntoToolResult`].)
+///
+/// It must be an object with a `content` array of typed content blocks, and
+/// may have `isError`, `structuredContent` and `_meta`. A text block's
+/// non-string `text` is turned into a string (the Claude Code CLI refuses a
+/// number there). Anything malformed becomes an error result that says
+/// what is wrong.
+///
+/// ```
+/// use claude_agent_mcp::server::RawResult;
+/// use claude_agent_mcp::IntoToolResult;
+/// use serde_json::json;
+///
+/// let raw = RawResult(json!({"content":[{"type":"text","text":"half done"}],"isError":true}));
+/// let r = raw.into_call_tool_result(false);
+/// assert!(r.is_error);
+/// assert_eq!(r.text_content(), "half done");
+///
+/// // Compare: a plain map is a value, sent as its JSON.
+/// let plain = json!({"name":"Alice"}).into_call_tool_result(false);
+/// assert_eq!(plain.text_content(), r#"{"name":"Alice"}"#);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawResult(pub Value);
+
+impl IntoToolResult for RawResult {
     fn into_call_tool_result(self, _: bool) -> CallToolResult {
-        raw_result(self).unwrap_or_else(|why| {
+        raw_result(self.0).unwrap_or_else(|why| {
             CallToolResult::error(format!("The tool returned a malformed result: {why}"))
         })
     }
+}
+
+impl IntoToolResult for Value {
+    /// A map as [`Json`] (text, and `structuredContent` when the tool
+    /// declares an output schema); a list of content parts as those
+    /// blocks; a string as its text; `null` as no content; anything else as
+    /// its JSON text. For a complete result object use [`RawResult`].
+    fn into_call_tool_result(self, structured: bool) -> CallToolResult {
+        match self {
+            Value::Null => CallToolResult::success(Vec::new()),
+            Value::String(text) => CallToolResult::text(text),
+            map @ Value::Object(_) => Json(map).into_call_tool_result(structured),
+            Value::Array(items) if items.iter().all(is_content_part) => {
+                match content_parts(items) {
+                    Ok(content) => CallToolResult::success(content),
+                    Err(why) => CallToolResult::error(format!(
+                        "The tool returned a malformed list of content parts: {why}"
+                    )),
+                }
+            }
+            other => CallToolResult::text(other.to_string()),
+        }
+    }
+}
+
+/// Whether a list item looks like a content part: an object with a string `type`.
+fn is_content_part(item: &Value) -> bool {
+    item.get("type").is_some_and(Value::is_string)
+}
+
+/// Content blocks read from JSON, each text block's `text` made a string.
+fn content_parts(blocks: Vec<Value>) -> Result<Vec<Content>, String> {
+    blocks
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut block)| {
+            stringify_text_field(&mut block);
+            Content::from_value(block).map_err(|e| format!("content[{i}]: {e}"))
+        })
+        .collect()
 }
 
 fn raw_result(value: Value) -> Result<CallToolResult, String> {
@@ -178,14 +245,7 @@ fn raw_result(value: Value) -> Result<CallToolResult, String> {
         }
         None => return Err(format!("no \"content\"; {SHAPE}")),
     };
-    let content = blocks
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut block)| {
-            stringify_text_field(&mut block);
-            Content::from_value(block).map_err(|e| format!("content[{i}]: {e}"))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let content = content_parts(blocks)?;
     let is_error = match map.remove("isError") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => b,
@@ -241,8 +301,10 @@ mod tests {
     }
 
     #[test]
-    fn raw_value_results_are_checked() {
-        let ok = wire(json!({"content":[{"type":"text","text":42}],"isError":false}));
+    fn raw_results_are_checked() {
+        let ok = wire(RawResult(
+            json!({"content":[{"type":"text","text":42}],"isError":false}),
+        ));
         assert_eq!(ok["content"][0]["text"], "42");
         assert_eq!(ok["isError"], false);
 
@@ -253,7 +315,7 @@ mod tests {
             json!({"content":[{"text":"no type"}]}),
             json!({"content":[],"isError":"yes"}),
         ] {
-            let v = wire(bad.clone());
+            let v = wire(RawResult(bad.clone()));
             assert_eq!(v["isError"], true, "{bad}");
             let text = v["content"][0]["text"].as_str().unwrap();
             assert!(

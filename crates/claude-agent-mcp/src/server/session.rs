@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::outbound::{self, ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT, Requests};
 use crate::jsonrpc::{self, RequestId};
 use crate::transport::RegisterError;
-use crate::types::LogLevel;
+use crate::types::{ClientCapabilities, LogLevel};
 
 type Notifier = dyn Fn(Value) + Send + Sync;
 
@@ -32,11 +32,14 @@ pub(crate) type Sink = std::sync::Arc<dyn Fn(Value) + Send + Sync>;
 /// * delivers what the server sends on its own — `notifications/tools/list_changed`,
 ///   `notifications/progress`, `notifications/message` — to the notifier
 ///   given to [`Session::with_notifier`], as complete JSON-RPC messages;
-/// * remembers the level set by `logging/setLevel` and the resources the
-///   client subscribed to;
+/// * remembers what `initialize` settled — the protocol revision and the
+///   capabilities the client declared —, the level set by
+///   `logging/setLevel` and the resources the client subscribed to;
 /// * when the transport allows it ([`Session::set_client_requests`]), sends
-///   requests to the client ([`Session::request`]) and routes the client's
-///   answers back.
+///   requests to the client ([`Session::request`]) — only those its declared
+///   capabilities allow — and routes the client's answers back; a request
+///   still unanswered when its waiter gives up is withdrawn with
+///   `notifications/cancelled`.
 ///
 /// Cloning is cheap and clones share state. Servers hold sessions weakly:
 /// when the transport drops its last clone, the server forgets it.
@@ -56,6 +59,14 @@ pub(crate) struct SessionInner {
     log_level: AtomicU8,
     client_requests: AtomicBool,
     subscriptions: Mutex<BTreeSet<String>>,
+    negotiated: Mutex<Negotiated>,
+}
+
+/// What `initialize` (or a stateless request's `_meta`) settled.
+#[derive(Default)]
+struct Negotiated {
+    protocol_version: Option<String>,
+    capabilities: Option<ClientCapabilities>,
 }
 
 impl Session {
@@ -92,6 +103,7 @@ impl Session {
                 log_level: AtomicU8::new(LogLevel::Debug as u8),
                 client_requests: AtomicBool::new(false),
                 subscriptions: Mutex::new(BTreeSet::new()),
+                negotiated: Mutex::new(Negotiated::default()),
             }),
         }
     }
@@ -163,9 +175,48 @@ impl Session {
         self.inner.client_requests.load(Ordering::Acquire) && self.has_notifier()
     }
 
+    /// The capabilities the client declared in `initialize` (for a
+    /// stateless request: in its `_meta`); `None` before that.
+    pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.negotiated().capabilities.clone()
+    }
+
+    /// The protocol revision `initialize` settled on (for a stateless
+    /// request: the one its `_meta` names); `None` before that.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.negotiated().protocol_version.clone()
+    }
+
+    /// Remembers what `initialize` (or a stateless request) settled.
+    pub(crate) fn set_negotiated(&self, protocol_version: &str, capabilities: ClientCapabilities) {
+        let mut negotiated = self.negotiated();
+        negotiated.protocol_version = Some(protocol_version.to_owned());
+        negotiated.capabilities = Some(capabilities);
+    }
+
+    fn negotiated(&self) -> std::sync::MutexGuard<'_, Negotiated> {
+        self.inner
+            .negotiated
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Sends a request to the client (`sampling/createMessage`,
     /// `elicitation/create`, `roots/list`, …) and waits for its result,
     /// at most [`DEFAULT_CLIENT_REQUEST_TIMEOUT`].
+    ///
+    /// Only what the client declared is sent: a request needing a
+    /// capability its `initialize` did not declare (`sampling`,
+    /// `sampling.tools` for one with `tools`, `elicitation` — `.url` for URL
+    /// mode —, `roots`) fails at once with
+    /// [`ClientRequestError::CapabilityNotDeclared`], and so does every such
+    /// request before `initialize`. Methods that need no capability (`ping`,
+    /// and methods this crate does not know) are sent.
+    ///
+    /// If the wait ends without an answer — it times out, or the future is
+    /// dropped (the tool call was cancelled or timed out) — the request is
+    /// withdrawn with `notifications/cancelled`, so the client stops working
+    /// on it.
     ///
     /// ```
     /// use claude_agent_mcp::Session;
@@ -197,18 +248,34 @@ impl Session {
         if !self.supports_client_requests() {
             return Err(ClientRequestError::NotSupported);
         }
+        let missing = {
+            let negotiated = self.negotiated();
+            let declared = negotiated.capabilities.as_ref();
+            let empty = ClientCapabilities::default();
+            declared
+                .unwrap_or(&empty)
+                .missing_for(method, params.as_ref().unwrap_or(&Value::Null))
+        };
+        if let Some(capability) = missing {
+            return Err(ClientRequestError::CapabilityNotDeclared {
+                method: method.to_owned(),
+                capability: capability.to_owned(),
+            });
+        }
         let n = self.inner.next_request.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::String(format!("srv-{n}"));
         let (tx, rx) = oneshot::channel();
         if self.inner.requests.register_ours(id.clone(), tx).is_err() {
             return Err(ClientRequestError::Closed);
         }
-        let message = jsonrpc::request(&id, method, params);
-        match sink {
+        // The request, and its withdrawal if it ends unanswered, go the same way.
+        let send = |message: Value| match sink {
             Some(sink) => sink(message),
             None => self.notify(message),
-        }
-        outbound::wait(&self.inner.requests, id, rx, DEFAULT_CLIENT_REQUEST_TIMEOUT).await
+        };
+        send(jsonrpc::request(&id, method, params));
+        let requests = &self.inner.requests;
+        outbound::wait(requests, id, rx, DEFAULT_CLIENT_REQUEST_TIMEOUT, send).await
     }
 
     /// Routes a response from the client to the request waiting for it;

@@ -9,8 +9,10 @@
 //! session of its own that lives as long as the request, whose
 //! notifications go to the request's response stream (or the transport's
 //! session), `notifications/message` only when the request set
-//! `io.modelcontextprotocol/logLevel`. Requests to the client are not sent
-//! (the revision replaces them with `input_required` results).
+//! `io.modelcontextprotocol/logLevel`; the client capabilities its `_meta`
+//! declares are the session's ([`ToolContext::client_capabilities`](super::ToolContext::client_capabilities)).
+//! Requests to the client are not sent (the revision replaces them with
+//! `input_required` results).
 //! Requests without that `_meta` are served as before.
 
 use std::sync::Arc;
@@ -21,10 +23,10 @@ use super::context::{RequestContext, ResponseStream};
 use super::session::Session;
 use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::LogLevel;
 use crate::types::{
     CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
 };
+use crate::types::{ClientCapabilities, LogLevel};
 
 /// The stateless revisions the server speaks (requests with `_meta`).
 pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
@@ -303,6 +305,14 @@ pub(crate) fn request_context(
     let session = Session::with_notifier(move |m| sink.deliver(m));
     if let Some(level) = outlet.log_level {
         session.set_log_level(level);
+    }
+    if let Some(meta) = meta {
+        let version = meta.get(PROTOCOL_VERSION_META).and_then(Value::as_str);
+        let declared = meta.get(CLIENT_CAPABILITIES_META).unwrap_or(&Value::Null);
+        session.set_negotiated(
+            version.unwrap_or(STATELESS_PROTOCOL_VERSIONS[0]),
+            ClientCapabilities::from_value(declared),
+        );
     }
     session.mark_initialized();
     let mut ctx = RequestContext::with_session(session);

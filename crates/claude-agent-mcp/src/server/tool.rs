@@ -82,6 +82,7 @@ pub struct Tool {
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) progress_cap: Option<Duration>,
     pub(crate) max_result_chars: Option<usize>,
 }
 
@@ -204,6 +205,7 @@ impl Tool {
             input,
             output: None,
             timeout: None,
+            progress_cap: None,
             max_result_chars: None,
         }
     }
@@ -242,8 +244,10 @@ impl Tool {
         self.meta(MAX_RESULT_SIZE_CHARS_META, chars)
     }
 
-    /// Caps the text of this tool's results at `chars` characters (overriding
-    /// the server's [`max_result_chars`](super::ServerBuilder::max_result_chars)).
+    /// Caps this tool's results at `chars` characters, all their parts
+    /// counted (overriding the server's
+    /// [`max_result_chars`](super::ServerBuilder::max_result_chars), which
+    /// says how).
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = Some(chars);
         self
@@ -253,6 +257,39 @@ impl Tool {
     /// [`tool_timeout`](super::ServerBuilder::tool_timeout)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Lets progress keep a call alive: each
+    /// [`ToolContext::progress`](super::ToolContext::progress) restarts the
+    /// timeout, up to `max_total` after the call started (overriding the
+    /// server's [`reset_timeout_on_progress`](super::ServerBuilder::reset_timeout_on_progress)).
+    /// By default the timeout is fixed.
+    ///
+    /// Every `progress` call counts, whether or not the client asked for
+    /// progress notifications: it says the tool is alive. A `max_total`
+    /// below the timeout is raised to it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use claude_agent_mcp::{Tool, ToolContext};
+    /// use serde_json::{json, Value};
+    ///
+    /// // Stopped after 30 s without progress, and after 10 min whatever happens.
+    /// let crawl = Tool::raw_with_context("crawl", "Crawl a site", json!({"type":"object"}),
+    ///     |_: Value, ctx: ToolContext| async move {
+    ///         for page in 0..1000 {
+    ///             // … fetch a page …
+    ///             ctx.progress(f64::from(page), Some(1000.0), None);
+    ///         }
+    ///         "done"
+    ///     })
+    ///     .timeout(Duration::from_secs(30))
+    ///     .reset_timeout_on_progress(Duration::from_secs(600));
+    /// # let _ = crawl;
+    /// ```
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.progress_cap = Some(max_total);
         self
     }
 
@@ -293,6 +330,7 @@ impl fmt::Debug for Tool {
         f.debug_struct("Tool")
             .field("info", &self.info)
             .field("timeout", &self.timeout)
+            .field("progress_cap", &self.progress_cap)
             .field("max_result_chars", &self.max_result_chars)
             .finish_non_exhaustive()
     }

@@ -7,11 +7,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+mod capabilities;
 mod content;
 mod notifications;
 mod prompts;
 mod resources;
 
+pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
 pub use notifications::{LogLevel, LoggingMessage, ProgressNotification, SubscriptionFilter};
 pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};

@@ -80,6 +80,29 @@ pub fn peers_dir(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Where `scripts/install-mcp-peers` put the official TypeScript MCP SDK
+/// (`$PEERS_DIR/ts-sdk`), or `None` (after a loud `SKIPPED:`) when it is
+/// not installed and the tests need not run; panics when they must (as
+/// [`peers_dir`] does).
+pub fn ts_sdk(test: &str) -> Option<PathBuf> {
+    let dir = peers_dir(test)?.join("ts-sdk");
+    if dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
+        return Some(dir);
+    }
+    let why = format!(
+        "{test}: the TypeScript MCP SDK is not installed in {} (run scripts/install-mcp-peers)",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some() || std::env::var_os("CLAUDE_AGENT_PEERS_DIR").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
+    None
+}
+
 /// A peer server process in its own process group, killed and reaped on drop.
 pub struct PeerProcess {
     child: std::process::Child,

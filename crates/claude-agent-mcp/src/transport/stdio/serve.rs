@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::Semaphore;
 
 use crate::jsonrpc::{self, ErrorObject};
-use crate::server::{Handler, RequestContext, Session};
+use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
 use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, Line, LineReader, LineWriter, Parsed, SendError, id_from_head,
     parse_line,
@@ -26,11 +26,13 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// Serves `handler` on this process's stdin and stdout until stdin ends.
 ///
 /// One [`Session`] for the connection (so `notifications/cancelled`,
-/// `logging/setLevel` and `list_changed` work); every request is answered
-/// in its own task, so a slow tool never holds up `ping` or another call.
-/// Lines that are not JSON get a `-32700` reply; lines over the cap a
-/// `-32600` (with the request's id when its first bytes show it). Returns
-/// once stdin is closed and every request answered.
+/// `logging/setLevel` and `list_changed` work); every request (and every
+/// batch, for a client at 2025-03-26) is answered in its own task, so a
+/// slow tool never holds up `ping` or another call, and answered whatever
+/// the handler does (a panic, or no reply, is a `-32603`). Lines that are
+/// not JSON get a `-32700` reply; lines over the cap a `-32600` (with the
+/// request's id when its first bytes show it). Returns once stdin is closed
+/// and every request answered.
 ///
 /// ```no_run
 /// use claude_agent_mcp::{Server, server::serve_stdio};
@@ -48,8 +50,8 @@ pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
 ///
 /// Nothing is buffered without bound, whatever the client does:
 ///
-/// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once; then
-///   reading waits;
+/// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
+///   batch counts as many as it holds); then reading waits;
 /// * replies are written by their request's task, which waits while more
 ///   than [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
 ///   wait for a client that does not read: a reply is never dropped;
@@ -108,19 +110,26 @@ where
             },
         };
         let ctx = RequestContext::with_session(session.clone());
-        if jsonrpc::kind(&message) == jsonrpc::Kind::Request {
-            let Ok(permit) = Arc::clone(&permits).acquire_owned().await else {
+        // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
+        let requests = match &message {
+            Value::Array(batch) => Some(batch.len().clamp(1, MAX_BATCH_LEN)),
+            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => Some(1),
+            _ => None,
+        };
+        if let Some(n) = requests {
+            let n = u32::try_from(n).unwrap_or(1);
+            let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
                 break;
             };
             let handler = Arc::clone(&handler);
             let out = out.clone();
             tasks.spawn(async move {
-                if let Some(reply) = handler.handle(message, ctx).await {
+                if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
                     out.reply(&reply).await;
                 }
                 drop(permit);
             });
-        } else if let Some(reply) = handler.handle(message, ctx).await {
+        } else if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
             // Notifications are handled in order (cancellation must see its call).
             out.reply(&reply).await;
         }
