@@ -41,8 +41,9 @@ pub use message::{
     UserInput, UserMessage,
 };
 pub use options::{
-    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_LINE_BYTES, Options, Plugin,
-    SandboxSettings, SettingSource, Skills, SystemPrompt, Thinking,
+    AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_LINE_BYTES, Options, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings,
+    SettingSource, Skills, SystemPrompt, Thinking,
 };
 pub use protocol::{
     AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, McpServerConfig,

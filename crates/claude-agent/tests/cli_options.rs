@@ -179,7 +179,7 @@ async fn main_agent_system_prompt_file_and_title() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugins_and_skills_reach_the_session() {
     with_timeout(async {
-        let h = Harness::start(MockModel::builder().turn(Turn::text("one"))).await;
+        let h = Harness::start(MockModel::builder().default_reply(Turn::text("one"))).await;
         let plugin = h.env().work_dir().join("parity-plugin");
         std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
         std::fs::write(
@@ -199,6 +199,22 @@ async fn plugins_and_skills_reach_the_session() {
             .expect("system/init");
         let plugins = init["plugins"].to_string();
         assert!(plugins.contains("parity-plugin"), "{plugins}");
+        // Delivered in `initialize` instead of `--plugin-dir`.
+        let again = run(h
+            .options()
+            .plugin(Plugin::local(&plugin))
+            .plugins_via_initialize(true))
+        .await;
+        let init2 = again
+            .iter()
+            .map(Message::to_value)
+            .find(|v| v["subtype"] == "init")
+            .expect("system/init");
+        assert!(
+            init2["plugins"].to_string().contains("parity-plugin"),
+            "{}",
+            init2["plugins"]
+        );
         // The CLI applied the skill rule: `Skill` is among the tools.
         assert!(
             init["tools"].as_array().unwrap().contains(&json!("Skill")),
@@ -475,6 +491,37 @@ async fn verbatim_prompts_are_sent_as_written() {
             body(1)
         );
         assert!(body(1).contains(prompt));
+        h.finish().await;
+    })
+    .await
+}
+
+/// A system prompt in blocks around the dynamic boundary (sent in
+/// `initialize`, no `--system-prompt`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn system_prompt_blocks_reach_the_model() {
+    use claude_agent::{SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SystemPrompt};
+    with_timeout(async {
+        let h = Harness::start(MockModel::builder().default_reply(Turn::text("ok"))).await;
+        run(h.options().system_prompt_config(SystemPrompt::Blocks(vec![
+            "Static part BK1.".into(),
+            SYSTEM_PROMPT_DYNAMIC_BOUNDARY.into(),
+            "Dynamic part BK2.".into(),
+        ])))
+        .await;
+        // The CLI offers no `AskUserQuestion` to an SDK session, so its
+        // configuration (`ask_user_question`) cannot show here: asking for
+        // it alone leaves the model no tool at all.
+        run(h.options().tools(["AskUserQuestion"])).await;
+        let sent = h.mock().conversation_requests();
+        let system = sent[0].system_text();
+        assert!(system.contains("BK1") && system.contains("BK2"), "{system}");
+        assert!(!system.contains(SYSTEM_PROMPT_DYNAMIC_BOUNDARY), "{system}");
+        assert!(
+            sent[1].tool_names().is_empty(),
+            "{:?}",
+            sent[1].tool_names()
+        );
         h.finish().await;
     })
     .await

@@ -62,6 +62,8 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
         }
         SystemPrompt::Preset { append: None } => {}
         SystemPrompt::File(path) => path_flag(&mut args, "system-prompt-file", path),
+        // Sent in `initialize` (`Options::initialize_request`).
+        SystemPrompt::Blocks(_) => {}
     }
     if let Some(tools) = &options.tools {
         flag(&mut args, "tools", &tools.join(","));
@@ -155,7 +157,12 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
     for dir in &options.add_dirs {
         path_flag(&mut args, "add-dir", dir);
     }
-    for plugin in &options.plugins {
+    let plugins: &[crate::options::Plugin] = if options.plugins_via_initialize {
+        &[]
+    } else {
+        &options.plugins
+    };
+    for plugin in plugins {
         let name = if plugin.skip_mcp_discovery {
             "plugin-dir-no-mcp"
         } else {
@@ -163,9 +170,14 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
         };
         path_flag(&mut args, name, &plugin.path);
     }
-    if let Some(config) = mcp_config(options) {
+    let servers_in_initialize = options.mcp_servers_via_initialize
+        && matches!(options.mcp_config, Some(McpConfig::Servers(_)));
+    if let Some(config) = mcp_config(options).filter(|_| !servers_in_initialize) {
         args.push("--mcp-config".into());
         args.push(config);
+    }
+    if servers_in_initialize || (options.plugins_via_initialize && !options.plugins.is_empty()) {
+        args.push("--await-initialize".into());
     }
     if options.strict_mcp_config {
         args.push("--strict-mcp-config".into());
@@ -415,6 +427,25 @@ fn environment(options: &Options) -> (Vec<(OsString, OsString)>, Vec<OsString>) 
             "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING".into(),
             Some("true".into()),
         );
+    }
+    if let Some(ask) = &options.ask_user_question {
+        if let Some(format) = &ask.preview_format {
+            vars.insert(
+                "CLAUDE_CODE_QUESTION_PREVIEW_FORMAT".into(),
+                Some(format.clone()),
+            );
+        }
+        for (on, key) in [
+            (ask.extended_questions, "CLAUDE_CODE_QUESTION_EXTENDED"),
+            (
+                ask.optional_descriptions,
+                "CLAUDE_CODE_QUESTION_OPTIONAL_DESCRIPTIONS",
+            ),
+        ] {
+            if on {
+                vars.insert(key.into(), Some("1".into()));
+            }
+        }
     }
     // A CLI started from inside Claude Code would otherwise think it is nested.
     vars.insert("CLAUDECODE".into(), None);

@@ -171,3 +171,49 @@ fn conflicting_and_incomplete_options_are_refused() {
     assert!(build(&Options::new().resume_session_at("u")).is_err());
     assert!(build(&Options::new().resume("s").resume_drops_turn("u")).is_err());
 }
+
+#[test]
+fn ask_user_question_config_becomes_environment() {
+    use crate::options::AskUserQuestionConfig;
+    let cmd = build(
+        &Options::new().ask_user_question(
+            AskUserQuestionConfig::new()
+                .preview_format("html")
+                .extended_questions(true),
+        ),
+    )
+    .unwrap();
+    let value = |k: &str| cmd.env_value(k).map(|v| v.to_string_lossy().into_owned());
+    assert_eq!(
+        value("CLAUDE_CODE_QUESTION_PREVIEW_FORMAT").as_deref(),
+        Some("html")
+    );
+    assert_eq!(value("CLAUDE_CODE_QUESTION_EXTENDED").as_deref(), Some("1"));
+    assert_eq!(value("CLAUDE_CODE_QUESTION_OPTIONAL_DESCRIPTIONS"), None);
+    let a = args(
+        &Options::new()
+            .system_prompt_config(crate::options::SystemPrompt::Blocks(vec!["x".into()])),
+    );
+    assert!(!a.iter().any(|a| a.starts_with("--system-prompt")), "{a:?}");
+}
+
+#[test]
+fn servers_and_plugins_via_initialize_leave_the_command_line() {
+    use crate::options::Plugin;
+    use crate::protocol::McpServerConfig;
+    let options = Options::new()
+        .mcp_server_config("x", McpServerConfig::stdio("srv", ["--a"]))
+        .mcp_servers_via_initialize(true)
+        .plugin(Plugin::local("/p"))
+        .plugins_via_initialize(true);
+    let a = args(&options);
+    assert!(a.contains(&"--await-initialize".to_string()), "{a:?}");
+    assert!(
+        !a.iter()
+            .any(|a| a == "--mcp-config" || a.starts_with("--plugin-dir")),
+        "{a:?}"
+    );
+    let init = options.initialize_request();
+    assert!(init.mcp_servers.is_some_and(|m| m.contains_key("x")));
+    assert_eq!(init.plugins.unwrap()[0]["path"], "/p");
+}

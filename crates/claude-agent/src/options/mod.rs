@@ -8,7 +8,10 @@
 mod more;
 mod types;
 
-pub use types::{Plugin, SandboxSettings, SettingSource, Skills, SystemPrompt, Thinking};
+pub use types::{
+    AskUserQuestionConfig, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings, SettingSource,
+    Skills, SystemPrompt, Thinking,
+};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -145,6 +148,9 @@ pub struct Options {
     pub(crate) initialize: InitializeRequest,
     pub(crate) spawn: Option<SpawnFn>,
     pub(crate) verbatim_prompts: bool,
+    pub(crate) ask_user_question: Option<AskUserQuestionConfig>,
+    pub(crate) mcp_servers_via_initialize: bool,
+    pub(crate) plugins_via_initialize: bool,
 }
 
 impl fmt::Debug for Options {

@@ -10,8 +10,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_LINE_BYTES, McpConfig,
-    Options, Plugin, SandboxSettings, Skills, SystemPrompt, Thinking,
+    AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_LINE_BYTES, McpConfig, Options, Plugin, SandboxSettings, Skills, SystemPrompt,
+    Thinking,
 };
 use crate::mcp::Server;
 use crate::protocol::Effort;
@@ -307,6 +308,35 @@ impl Options {
         self
     }
 
+    /// How the built-in `AskUserQuestion` tool asks (environment
+    /// `CLAUDE_CODE_QUESTION_PREVIEW_FORMAT`, `CLAUDE_CODE_QUESTION_EXTENDED`,
+    /// `CLAUDE_CODE_QUESTION_OPTIONAL_DESCRIPTIONS`, as the TypeScript SDK's
+    /// `toolConfig` sets them). Replaces.
+    pub fn ask_user_question(mut self, config: AskUserQuestionConfig) -> Self {
+        self.ask_user_question = Some(config);
+        self
+    }
+
+    /// Delivers the external MCP servers of
+    /// [`mcp_server_config`](Self::mcp_server_config) in the `initialize`
+    /// request instead of `--mcp-config`, so that their `env` and
+    /// `headers` stay off the command line (the TypeScript SDK's
+    /// `mcpServersDelivery: 'initialize'`; the CLI then waits for
+    /// `initialize` before it starts, `--await-initialize`). Off by
+    /// default. Replaces.
+    pub fn mcp_servers_via_initialize(mut self, yes: bool) -> Self {
+        self.mcp_servers_via_initialize = yes;
+        self
+    }
+
+    /// Delivers the [`plugin`](Self::plugin)s in the `initialize` request
+    /// instead of `--plugin-dir` (the TypeScript SDK's `pluginDelivery:
+    /// 'initialize'`). Off by default. Replaces.
+    pub fn plugins_via_initialize(mut self, yes: bool) -> Self {
+        self.plugins_via_initialize = yes;
+        self
+    }
+
     /// Sends every prompt as written (`client_composed: true` on each user
     /// message): no `@path` mention expansion, no slash-command dispatch,
     /// and none of the context the CLI attaches at the start of a turn.
@@ -380,6 +410,35 @@ impl Options {
     /// agents and servers).
     pub(crate) fn initialize_request(&self) -> InitializeRequest {
         let mut init = self.initialize.clone();
+        if let SystemPrompt::Blocks(blocks) = &self.system_prompt {
+            init.system_prompt = Some(blocks.clone());
+        }
+        if self.mcp_servers_via_initialize
+            && let Some(McpConfig::Servers(servers)) = &self.mcp_config
+        {
+            let external: std::collections::BTreeMap<_, _> = servers
+                .iter()
+                .filter(|(_, c)| !matches!(c, McpServerConfig::InProcess(_)))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            init.mcp_servers = (!external.is_empty()).then_some(external);
+        }
+        if self.plugins_via_initialize && !self.plugins.is_empty() {
+            init.plugins = Some(
+                self.plugins
+                    .iter()
+                    .map(|p| {
+                        let mut plugin = serde_json::Map::new();
+                        plugin.insert("type".into(), "local".into());
+                        plugin.insert("path".into(), p.path.to_string_lossy().into());
+                        if p.skip_mcp_discovery {
+                            plugin.insert("skipMcpDiscovery".into(), true.into());
+                        }
+                        Value::Object(plugin)
+                    })
+                    .collect(),
+            );
+        }
         if let Some(Skills::Named(names)) = &self.skills {
             init.skills = Some(names.clone());
         }

@@ -26,6 +26,54 @@ pub enum SystemPrompt {
     /// The system prompt is read by the CLI from this file
     /// (`--system-prompt-file`; relative to the CLI's working directory).
     File(PathBuf),
+    /// The system prompt as blocks (`initialize.systemPrompt`). A block
+    /// equal to [`SYSTEM_PROMPT_DYNAMIC_BOUNDARY`] splits what may be
+    /// cached across sessions (before it) from what changes (after it).
+    Blocks(Vec<String>),
+}
+
+/// The marker block of [`SystemPrompt::Blocks`] between the cacheable
+/// part of a system prompt and the per-session part (the TypeScript SDK's
+/// `SYSTEM_PROMPT_DYNAMIC_BOUNDARY`).
+pub const SYSTEM_PROMPT_DYNAMIC_BOUNDARY: &str = "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__";
+
+/// How the built-in `AskUserQuestion` tool asks
+/// ([`Options::ask_user_question`](super::Options::ask_user_question); the
+/// TypeScript SDK's `toolConfig.askUserQuestion`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AskUserQuestionConfig {
+    /// How option previews are written (`markdown` or `html`).
+    pub preview_format: Option<String>,
+    /// Questions with more options and multi-select.
+    pub extended_questions: bool,
+    /// Options need no description.
+    pub optional_descriptions: bool,
+}
+
+impl AskUserQuestionConfig {
+    /// The CLI's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the preview format.
+    pub fn preview_format(mut self, format: impl Into<String>) -> Self {
+        self.preview_format = Some(format.into());
+        self
+    }
+
+    /// Turns extended questions on or off.
+    pub fn extended_questions(mut self, yes: bool) -> Self {
+        self.extended_questions = yes;
+        self
+    }
+
+    /// Makes option descriptions optional, or not.
+    pub fn optional_descriptions(mut self, yes: bool) -> Self {
+        self.optional_descriptions = yes;
+        self
+    }
 }
 
 /// Which settings files the CLI loads (`--setting-sources`).

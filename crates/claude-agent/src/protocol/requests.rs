@@ -200,6 +200,10 @@ wire_struct! {
         /// Each background task can be stopped on its own; an interrupt does
         /// not stop them.
         opt per_task_stop_affordance: bool = "perTaskStopAffordance",
+        /// External MCP servers, instead of `--mcp-config` (with `--await-initialize`).
+        opt mcp_servers: BTreeMap<String, McpServerConfig> = "mcpServers",
+        /// Plugins (`{"type":"local","path":…}`), instead of `--plugin-dir`.
+        opt plugins: Vec<Value> = "plugins",
     }
 }
 
