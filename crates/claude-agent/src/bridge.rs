@@ -49,6 +49,9 @@ struct Entry {
     session: Session,
 }
 
+/// The servers of a bridge at one moment ([`Bridge::snapshot`]).
+pub(crate) struct Snapshot(HashMap<String, Arc<Entry>>);
+
 /// The in-process servers of one CLI session, by name.
 pub(crate) struct Bridge {
     servers: RwLock<HashMap<String, Arc<Entry>>>,
@@ -75,6 +78,22 @@ impl Bridge {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .insert(name, entry);
+    }
+
+    /// The servers as they are now, for [`restore`](Self::restore).
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        Snapshot(
+            self.servers
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        )
+    }
+
+    /// Puts the servers back as they were at `snapshot` (the same
+    /// instances, with their sessions).
+    pub(crate) fn restore(&self, snapshot: Snapshot) {
+        *self.servers.write().unwrap_or_else(|e| e.into_inner()) = snapshot.0;
     }
 
     /// Keeps only the servers named in `names`.

@@ -1,16 +1,9 @@
 //! [`Client`]: a multi-turn session with the whole control protocol.
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
+use crate::control::Control;
 use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::options::Options;
-use crate::protocol::{
-    InitializeResponse, InterruptResponse, McpServerConfig, McpSetServersResponse,
-    McpStatusResponse, PermissionMode, SdkRequest, SetModelResponse, SetPermissionModeResponse,
-};
 use crate::query::PromptInput;
 use crate::session::Session;
 use crate::session::queue::Inbox;
@@ -26,6 +19,12 @@ use crate::stream::MessageStream;
 /// stream reads are kept (up to [`Options::max_buffered_bytes`]); control
 /// requests and tool calls are served meanwhile. In-process tools stay
 /// available across turns.
+///
+/// Every control request ([`interrupt`](Control::interrupt),
+/// [`set_model`](Control::set_model),
+/// [`rewind_files`](Control::rewind_files), …) is a method of [`Control`],
+/// which a `Client` dereferences to; [`control`](Self::control) gives a
+/// clone to move to another task.
 ///
 /// ```no_run
 /// use claude_agent::{Client, Options};
@@ -44,7 +43,15 @@ use crate::stream::MessageStream;
 /// ```
 pub struct Client {
     session: Session,
-    init: InitializeResponse,
+    control: Control,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Control;
+
+    fn deref(&self) -> &Control {
+        &self.control
+    }
 }
 
 impl std::fmt::Debug for Client {
@@ -60,12 +67,14 @@ impl Client {
     pub async fn connect(options: Options) -> Result<Self> {
         let session = Session::spawn(&options).await?;
         let init = session.initialize().await?;
-        Ok(Self { session, init })
+        let control = Control::new(&session, init);
+        Ok(Self { session, control })
     }
 
-    /// What the CLI said about itself in the handshake (version, models, commands…).
-    pub fn initialize_response(&self) -> &InitializeResponse {
-        &self.init
+    /// The session's control requests, as a handle to keep or move to
+    /// another task (the client itself dereferences to it).
+    pub fn control(&self) -> Control {
+        self.control.clone()
     }
 
     /// Sends a prompt; read the answer with [`receive_response`](Self::receive_response).
@@ -131,123 +140,6 @@ impl Client {
                 State::Done => None,
             }
         }))
-    }
-
-    /// Stops the current turn. The CLI answers with the prompts still queued.
-    pub async fn interrupt(&self) -> Result<InterruptResponse> {
-        self.session
-            .conn
-            .request_typed(SdkRequest::interrupt())
-            .await
-    }
-
-    /// Changes the permission mode for the rest of the session. Returns the
-    /// mode now in effect, as the CLI reports it (`None` if it does not say).
-    /// A mode the CLI does not know is an [`Error::ControlError`] with code
-    /// `invalid_mode`.
-    pub async fn set_permission_mode(
-        &self,
-        mode: PermissionMode,
-    ) -> Result<Option<PermissionMode>> {
-        let r: SetPermissionModeResponse = self
-            .session
-            .conn
-            .request_typed(SdkRequest::set_permission_mode(mode))
-            .await?;
-        Ok(r.mode)
-    }
-
-    /// Changes the model; `None` goes back to the CLI's default model (not
-    /// the one the session started with). Returns the model now in use.
-    pub async fn set_model(&self, model: Option<&str>) -> Result<Option<String>> {
-        let r: SetModelResponse = self
-            .session
-            .conn
-            .request_typed(SdkRequest::set_model(model.map(str::to_owned)))
-            .await?;
-        Ok(r.model)
-    }
-
-    /// The state of every MCP server. In-process servers still in their
-    /// handshake are left out by the CLI.
-    pub async fn mcp_status(&self) -> Result<McpStatusResponse> {
-        self.session
-            .conn
-            .request_typed(SdkRequest::mcp_status())
-            .await
-    }
-
-    /// Reconnects an external MCP server. For in-process servers the CLI
-    /// refuses this; use [`toggle_mcp_server`](Self::toggle_mcp_server) off and on.
-    pub async fn reconnect_mcp_server(&self, name: &str) -> Result<()> {
-        self.session
-            .conn
-            .request(SdkRequest::mcp_reconnect(name))
-            .await?;
-        Ok(())
-    }
-
-    /// Disables or enables an MCP server. Enabling runs a fresh handshake.
-    /// The CLI remembers a disabled server in its config directory.
-    pub async fn toggle_mcp_server(&self, name: &str, enabled: bool) -> Result<()> {
-        self.session
-            .conn
-            .request(SdkRequest::mcp_toggle(name, enabled))
-            .await?;
-        Ok(())
-    }
-
-    /// Replaces the whole set of dynamic MCP servers (including those given
-    /// at start): servers not named here are removed. In-process servers
-    /// ([`McpServerConfig::InProcess`], or a [`Server`](crate::mcp::Server)
-    /// as is) are served by this client and must be listed under their own
-    /// name.
-    pub async fn set_mcp_servers<I, S, C>(&self, servers: I) -> Result<McpSetServersResponse>
-    where
-        I: IntoIterator<Item = (S, C)>,
-        S: Into<String>,
-        C: Into<McpServerConfig>,
-    {
-        let mut wire = BTreeMap::new();
-        let mut in_process = Vec::new();
-        for (name, config) in servers {
-            let name = name.into();
-            let config = config.into();
-            if let McpServerConfig::InProcess(server) = &config {
-                if server.name() != name {
-                    return Err(Error::InvalidOptions(format!(
-                        "in-process server {:?} must be listed under its own name, not {name:?}",
-                        server.name()
-                    )));
-                }
-                in_process.push(server.clone());
-            }
-            wire.insert(name, config);
-        }
-        let names: Vec<String> = in_process.iter().map(|s| s.name().to_owned()).collect();
-        for server in in_process {
-            self.session.conn.bridge.insert(server);
-        }
-        let response = self
-            .session
-            .conn
-            .request_typed(SdkRequest::mcp_set_servers(wire))
-            .await;
-        self.session.conn.bridge.retain(&names);
-        response
-    }
-
-    /// Sends any control request and returns the CLI's answer as JSON.
-    ///
-    /// ```no_run
-    /// # async fn run(client: claude_agent::Client) -> claude_agent::Result<()> {
-    /// use claude_agent::protocol::SdkRequest;
-    /// let settings = client.control_request(SdkRequest::get_settings()).await?;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn control_request(&self, request: impl Into<SdkRequest>) -> Result<Value> {
-        self.session.conn.request(request.into()).await
     }
 
     /// Ends the session: closes stdin, waits for the CLI to exit (then

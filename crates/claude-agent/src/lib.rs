@@ -21,6 +21,7 @@ mod bridge;
 mod callbacks;
 mod client;
 mod command;
+mod control;
 mod error;
 pub mod message;
 mod options;
@@ -28,25 +29,29 @@ pub mod protocol;
 mod query;
 mod session;
 pub mod sessions;
+pub mod spawn;
 mod stream;
 mod transport;
 
 pub use callbacks::{HookContext, HookMatcher, PermissionContext};
 pub use client::Client;
+pub use control::Control;
 pub use error::{Error, Result};
 pub use message::{
     AssistantMessage, ContentBlock, Message, MessageContent, ResultMessage, SystemMessage,
     UserInput, UserMessage,
 };
 pub use options::{
-    DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_MAX_LINE_BYTES, Options,
-    SettingSource, SystemPrompt,
+    AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_LINE_BYTES, Options, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings,
+    SettingSource, Skills, SystemPrompt, Thinking,
 };
 pub use protocol::{
-    AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
-    PermissionResult, PermissionUpdate,
+    AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, McpServerConfig,
+    PermissionMode, PermissionResult, PermissionUpdate, ThinkingDisplay,
 };
-pub use query::{PromptInput, query};
+pub use query::{PromptInput, Query, query};
+pub use spawn::CliCommand;
 pub use stream::MessageStream;
 pub use transport::ShutdownTimeouts;
 pub use transport::{StderrCallback, find_cli};

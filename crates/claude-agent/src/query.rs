@@ -1,11 +1,14 @@
 //! One-shot [`query()`]: start the CLI, send a prompt, stream the answer;
 //! and [`PromptInput`], what a prompt can be.
 
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use futures::stream::{BoxStream, Stream, StreamExt};
 
+use crate::control::Control;
 use crate::error::Result;
 use crate::message::{ContentBlock, Message, UserInput};
 use crate::options::Options;
@@ -70,6 +73,55 @@ impl From<Vec<ContentBlock>> for PromptInput {
     }
 }
 
+/// The stream of a [`query()`]: every message of the conversation, and
+/// once the CLI has answered its handshake, the session's [`Control`]
+/// (its `initialize` answer, the pid, the control requests).
+///
+/// It is a [`Stream`] of `Result<Message>` with the same rules as
+/// [`MessageStream`], and `Unpin`. The CLI starts on the first poll, so
+/// [`control`](Self::control) is `None` until the stream has yielded its
+/// first item (or failed to start), and its requests fail once the query
+/// is over.
+#[must_use = "streams do nothing unless polled"]
+pub struct Query {
+    stream: MessageStream<'static>,
+    control: Arc<OnceLock<Control>>,
+}
+
+impl Query {
+    /// The session's control requests and handshake answer, once started.
+    pub fn control(&self) -> Option<&Control> {
+        self.control.get()
+    }
+
+    /// What the CLI said in the handshake (commands, models, agents,
+    /// account…), once started.
+    pub fn initialize_response(&self) -> Option<&crate::protocol::InitializeResponse> {
+        self.control().map(Control::initialize_response)
+    }
+
+    /// The pid of the process the query started, once started.
+    pub fn pid(&self) -> Option<u32> {
+        self.control().map(Control::pid)
+    }
+}
+
+impl Stream for Query {
+    type Item = Result<Message>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.stream.poll_next_unpin(cx)
+    }
+}
+
+impl std::fmt::Debug for Query {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("control", &self.control.get())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Runs one prompt and streams every message of the conversation, ending
 /// after the final [`Message::Result`].
 ///
@@ -92,7 +144,7 @@ impl From<Vec<ContentBlock>> for PromptInput {
 /// # Ok(())
 /// # }
 /// ```
-pub fn query(prompt: impl Into<PromptInput>, options: Options) -> MessageStream<'static> {
+pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
     #[allow(
         clippy::large_enum_variant,
         reason = "the stream's state lives in one box already (MessageStream)"
@@ -130,9 +182,14 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> MessageStream<
         Some((item, state))
     }
 
-    async fn start(prompt: PromptInput, options: &Options) -> Result<Box<Run>> {
+    async fn start(
+        prompt: PromptInput,
+        options: &Options,
+        control: &OnceLock<Control>,
+    ) -> Result<Box<Run>> {
         let session = Session::spawn(options).await?;
-        session.initialize().await?;
+        let init = session.initialize().await?;
+        let _ = control.set(Control::new(&session, init));
         let inbox = session
             .take_inbox()
             .expect("a new session holds its message queue");
@@ -153,23 +210,29 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> MessageStream<
         }))
     }
 
-    MessageStream::new(futures::stream::unfold(
+    let control = Arc::new(OnceLock::new());
+    let slot = control.clone();
+    let stream = MessageStream::new(futures::stream::unfold(
         State::Start(prompt.into(), Box::new(options)),
-        |state| async move {
-            match state {
-                State::Start(prompt, options) => match start(prompt, &options).await {
-                    Ok(run) => next(run).await,
-                    Err(e) => Some((Err(e), State::Done)),
-                },
-                State::Running(run) => next(run).await,
-                State::Finish(run) => {
-                    run.session.conn.shutdown().await;
-                    None
+        move |state| {
+            let slot = slot.clone();
+            async move {
+                match state {
+                    State::Start(prompt, options) => match start(prompt, &options, &slot).await {
+                        Ok(run) => next(run).await,
+                        Err(e) => Some((Err(e), State::Done)),
+                    },
+                    State::Running(run) => next(run).await,
+                    State::Finish(run) => {
+                        run.session.conn.shutdown().await;
+                        None
+                    }
+                    State::Done => None,
                 }
-                State::Done => None,
             }
         },
-    ))
+    ));
+    Query { stream, control }
 }
 
 /// Writes a prompt stream's messages as they come; when it ends and every

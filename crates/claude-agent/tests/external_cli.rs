@@ -44,8 +44,11 @@ fn script() -> claude_agent_testkit::MockModelBuilder {
 }
 
 async fn round_trip(h: &Harness, config: McpServerConfig) {
-    let options = h
-        .options()
+    round_trip_with(h, config, h.options()).await
+}
+
+async fn round_trip_with(h: &Harness, config: McpServerConfig, options: claude_agent::Options) {
+    let options = options
         .mcp_server_config("calc", config)
         .allowed_tools(["mcp__calc__add", "mcp__calc__divide"])
         .max_turns(4);
@@ -74,6 +77,20 @@ async fn cli_runs_the_calculator_as_an_external_stdio_server() {
         let h = Harness::start(script()).await;
         let exe = calculator().to_string_lossy().into_owned();
         round_trip(&h, McpServerConfig::stdio(exe, ["--stdio"])).await;
+        h.finish().await;
+    })
+    .await
+}
+
+/// The same server delivered in `initialize` (`mcp_servers_via_initialize`):
+/// nothing on the command line, the CLI waits for `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_runs_the_calculator_delivered_in_initialize() {
+    with_timeout(async {
+        let h = Harness::start(script()).await;
+        let exe = calculator().to_string_lossy().into_owned();
+        let config = McpServerConfig::stdio(exe, ["--stdio"]);
+        round_trip_with(&h, config, h.options().mcp_servers_via_initialize(true)).await;
         h.finish().await;
     })
     .await

@@ -4,6 +4,9 @@
 //! Like the [`message`](crate::message) types, everything here is open
 //! (`Unknown`/`Other` variants) and lossless (`extra` maps).
 
+mod agents;
+mod control_responses;
+mod controls;
 mod envelope;
 mod hooks;
 mod mcp_config;
@@ -11,6 +14,18 @@ mod permission;
 mod requests;
 mod responses;
 
+pub use agents::AgentDefinition;
+pub use control_responses::{
+    BackgroundTasksResponse, ContextCategory, ContextUsage, McpPermissionOverrideResponse,
+    McpReadResourceResponse, ReadFileResponse, ReloadOutputStylesResponse, ReloadPluginsResponse,
+    ReloadSkillsResponse, RewindFilesResult,
+};
+pub use controls::{
+    ApplyFlagSettingsRequest, BackgroundTasksRequest, ContextDetail, Effort,
+    McpReadResourceRequest, ReadFileRequest, ReloadOutputStylesRequest, ReloadPluginsRequest,
+    ReloadSkillsRequest, SeedReadStateRequest, SetMcpPermissionModeOverrideRequest,
+    ThinkingDisplay, UpdateSettingsRequest,
+};
 pub use envelope::{
     ControlCancelRequest, ControlError, ControlRequest, ControlResponse, ControlResponseBody,
     ControlSuccess, Incoming, SdkControlRequest,
@@ -29,11 +44,11 @@ pub use permission::{
     PermissionUpdate, PermissionUpdateKind,
 };
 pub use requests::{
-    AgentDefinition, CanUseToolRequest, CliRequest, GetContextUsageRequest, GetSettingsRequest,
-    HookCallbackRequest, HookMatcherConfig, InitializeRequest, InterruptRequest, McpMessageRequest,
-    McpReconnectRequest, McpServerRef, McpSetServersRequest, McpStatusRequest, McpToggleRequest,
-    RewindFilesRequest, SdkRequest, SetMaxThinkingTokensRequest, SetModelRequest,
-    SetPermissionModeRequest, StopTaskRequest,
+    CanUseToolRequest, CliRequest, GetContextUsageRequest, GetSettingsRequest, HookCallbackRequest,
+    HookMatcherConfig, InitializeRequest, InterruptRequest, McpMessageRequest, McpReconnectRequest,
+    McpServerRef, McpSetServersRequest, McpStatusRequest, McpToggleRequest, RewindFilesRequest,
+    SdkRequest, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
+    StopTaskRequest,
 };
 pub use responses::{
     AccountInfo, AgentInfo, InitializeResponse, InterruptResponse, McpMessageResponse,

@@ -5,6 +5,13 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::agents::AgentDefinition;
+use super::controls::{
+    ApplyFlagSettingsRequest, BackgroundTasksRequest, ContextDetail, McpReadResourceRequest,
+    ReadFileRequest, ReloadOutputStylesRequest, ReloadPluginsRequest, ReloadSkillsRequest,
+    SeedReadStateRequest, SetMcpPermissionModeOverrideRequest, ThinkingDisplay,
+    UpdateSettingsRequest,
+};
 use super::hooks::{HookEvent, HookInput};
 use super::mcp_config::McpServerConfig;
 use super::permission::{PermissionMode, PermissionUpdate};
@@ -155,45 +162,6 @@ impl HookMatcherConfig {
 }
 
 wire_struct! {
-    /// A subagent definition (`initialize.agents.<name>`).
-    pub struct AgentDefinition {
-        /// When to use the agent.
-        req description: String = "description",
-        /// Its system prompt.
-        req prompt: String = "prompt",
-        /// Allowed tools (all when absent).
-        opt tools: Vec<String> = "tools",
-        /// Forbidden tools.
-        opt disallowed_tools: Vec<String> = "disallowedTools",
-        /// `sonnet`, `opus`, `haiku`, `inherit` or a model id.
-        opt model: String = "model",
-    }
-}
-
-impl AgentDefinition {
-    /// An agent with a description and a prompt.
-    pub fn new(description: impl Into<String>, prompt: impl Into<String>) -> Self {
-        Self {
-            description: description.into(),
-            prompt: prompt.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Restricts its tools.
-    pub fn with_tools<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tools: I) -> Self {
-        self.tools = Some(tools.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// Sets its model.
-    pub fn with_model(mut self, model: impl Into<String>) -> Self {
-        self.model = Some(model.into());
-        self
-    }
-}
-
-wire_struct! {
     /// `initialize`: the first request. `hooks` is always written (`null`
     /// when there are none), as the Python SDK does.
     pub struct InitializeRequest tags { "subtype" = "initialize" } {
@@ -213,6 +181,29 @@ wire_struct! {
         opt json_schema: Value = "jsonSchema",
         /// Whether to send prompt suggestions.
         opt prompt_suggestions: bool = "promptSuggestions",
+        /// Instructions used in plan mode.
+        opt plan_mode_instructions: String = "planModeInstructions",
+        /// Whether the system prompt is snapshotted for the session.
+        opt system_prompt_snapshot: bool = "systemPromptSnapshot",
+        /// Tool renames: a name the model emits → the tool it means.
+        opt tool_aliases: BTreeMap<String, String> = "toolAliases",
+        /// Leave the per-session dynamic sections out of the system prompt.
+        opt exclude_dynamic_sections: bool = "excludeDynamicSections",
+        /// The session's title.
+        opt title: String = "title",
+        /// The skills the model is offered.
+        opt skills: Vec<String> = "skills",
+        /// Summaries of subagents' progress.
+        opt agent_progress_summaries: bool = "agentProgressSummaries",
+        /// Subagents' text is forwarded as messages.
+        opt forward_subagent_text: bool = "forwardSubagentText",
+        /// Each background task can be stopped on its own; an interrupt does
+        /// not stop them.
+        opt per_task_stop_affordance: bool = "perTaskStopAffordance",
+        /// External MCP servers, instead of `--mcp-config` (with `--await-initialize`).
+        opt mcp_servers: BTreeMap<String, McpServerConfig> = "mcpServers",
+        /// Plugins (`{"type":"local","path":…}`), instead of `--plugin-dir`.
+        opt plugins: Vec<Value> = "plugins",
     }
 }
 
@@ -259,7 +250,10 @@ impl InitializeRequest {
 
 wire_struct! {
     /// `interrupt`: stop the current turn.
-    pub struct InterruptRequest tags { "subtype" = "interrupt" } {}
+    pub struct InterruptRequest tags { "subtype" = "interrupt" } {
+        /// Also drop the prompts still queued (answered in `cancelled`).
+        opt cancel_queued: bool = "cancel_queued",
+    }
 }
 
 wire_struct! {
@@ -283,6 +277,8 @@ wire_struct! {
     pub struct SetMaxThinkingTokensRequest tags { "subtype" = "set_max_thinking_tokens" } {
         /// The limit (`null` = default).
         nul max_thinking_tokens: u64 = "max_thinking_tokens",
+        /// How thinking is shown from now on.
+        opt thinking_display: ThinkingDisplay = "thinking_display",
     }
 }
 
@@ -319,7 +315,10 @@ wire_struct! {
 
 wire_struct! {
     /// `get_context_usage`.
-    pub struct GetContextUsageRequest tags { "subtype" = "get_context_usage" } {}
+    pub struct GetContextUsageRequest tags { "subtype" = "get_context_usage" } {
+        /// How much to report (`summary` when absent).
+        opt detail: ContextDetail = "detail",
+    }
 }
 
 wire_struct! {
@@ -377,6 +376,26 @@ wire_enum! {
         "rewind_files" => RewindFiles(RewindFilesRequest),
         /// `stop_task`.
         "stop_task" => StopTask(StopTaskRequest),
+        /// `background_tasks`.
+        "background_tasks" => BackgroundTasks(BackgroundTasksRequest),
+        /// `apply_flag_settings`.
+        "apply_flag_settings" => ApplyFlagSettings(ApplyFlagSettingsRequest),
+        /// `update_settings`.
+        "update_settings" => UpdateSettings(UpdateSettingsRequest),
+        /// `read_file`.
+        "read_file" => ReadFile(ReadFileRequest),
+        /// `reload_plugins`.
+        "reload_plugins" => ReloadPlugins(ReloadPluginsRequest),
+        /// `reload_skills`.
+        "reload_skills" => ReloadSkills(ReloadSkillsRequest),
+        /// `reload_output_styles`.
+        "reload_output_styles" => ReloadOutputStyles(ReloadOutputStylesRequest),
+        /// `seed_read_state`.
+        "seed_read_state" => SeedReadState(SeedReadStateRequest),
+        /// `set_mcp_permission_mode_override`.
+        "set_mcp_permission_mode_override" => SetMcpPermissionModeOverride(SetMcpPermissionModeOverrideRequest),
+        /// `mcp_read_resource`.
+        "mcp_read_resource" => McpReadResource(McpReadResourceRequest),
     }
 }
 
@@ -496,6 +515,16 @@ impl SdkRequest {
             Self::GetSettings(_) => "get_settings",
             Self::RewindFiles(_) => "rewind_files",
             Self::StopTask(_) => "stop_task",
+            Self::BackgroundTasks(_) => "background_tasks",
+            Self::ApplyFlagSettings(_) => "apply_flag_settings",
+            Self::UpdateSettings(_) => "update_settings",
+            Self::ReadFile(_) => "read_file",
+            Self::ReloadPlugins(_) => "reload_plugins",
+            Self::ReloadSkills(_) => "reload_skills",
+            Self::ReloadOutputStyles(_) => "reload_output_styles",
+            Self::SeedReadState(_) => "seed_read_state",
+            Self::SetMcpPermissionModeOverride(_) => "set_mcp_permission_mode_override",
+            Self::McpReadResource(_) => "mcp_read_resource",
             Self::Unknown(v) => return v.get("subtype").and_then(Value::as_str),
         })
     }

@@ -93,6 +93,8 @@ wire_struct! {
     pub struct InterruptResponse {
         /// Queued messages that stay queued.
         def still_queued: Vec<Value> = "still_queued",
+        /// Queued messages dropped (when asked with `cancel_queued`).
+        opt cancelled: Vec<Value> = "cancelled",
     }
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct Connection {
     exit: Mutex<Option<Error>>,
     /// Set when `shutdown` begins: the end that follows is the expected one.
     shutting_down: AtomicBool,
+    /// Stamp `client_composed` on every user message (`Options::verbatim_prompts`).
+    verbatim: bool,
 }
 
 /// A running CLI session. Dropping it kills the CLI's process group.
@@ -89,12 +91,19 @@ impl Session {
     /// Starts the CLI for `options` and the tasks around it. Sends nothing.
     pub(crate) async fn spawn(options: &Options) -> Result<Self> {
         let cli = transport::find_cli(options.cli_path.as_deref())?;
-        let cmd = command::build(options)?;
-        let mut config = SpawnConfig::new(cli);
+        let mut cmd = command::build_for(options, cli.into_os_string())?;
+        if let Some(spawn) = &options.spawn {
+            let program = cmd.program.clone();
+            cmd = spawn(cmd).map_err(|source| Error::Spawn {
+                program: program.into(),
+                source,
+            })?;
+        }
+        let mut config = SpawnConfig::new(cmd.program);
         config.args = cmd.args;
         config.env = cmd.env;
         config.env_remove = cmd.env_remove;
-        config.cwd = options.cwd.clone();
+        config.cwd = cmd.cwd;
         config.max_line_bytes = options.effective_max_line_bytes();
         config.stderr_callback = options.stderr.clone();
         let process = transport::spawn(config)?;
@@ -104,7 +113,8 @@ impl Session {
         for server in options.in_process_servers()? {
             bridge.insert(server);
         }
-        let init = InitializeRequest::new()
+        let init = options
+            .initialize_request()
             .with_agents(options.agents.clone())
             .with_sdk_mcp_servers(bridge.names());
         let (callbacks, initialize) =
@@ -124,6 +134,7 @@ impl Session {
             closed: CancellationToken::new(),
             exit: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
+            verbatim: options.verbatim_prompts,
         });
         let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         tokio::spawn(bridge::pump(
@@ -139,11 +150,25 @@ impl Session {
         })
     }
 
-    /// Sends `initialize` and waits for its answer.
+    /// Sends `initialize` and waits for its answer, at least
+    /// [`DEFAULT_CONTROL_TIMEOUT`](crate::DEFAULT_CONTROL_TIMEOUT) whatever
+    /// the control timeout (as the Python SDK does): the CLI's start-up is
+    /// slow, and a short timeout is for the requests that follow.
     pub(crate) async fn initialize(&self) -> Result<InitializeResponse> {
-        self.conn
-            .request_typed(SdkRequest::Initialize(self.initialize.clone()))
-            .await
+        let timeout = self
+            .conn
+            .control_timeout
+            .max(crate::DEFAULT_CONTROL_TIMEOUT);
+        let answer = self
+            .conn
+            .request_within(SdkRequest::Initialize(self.initialize.clone()), timeout)
+            .await?;
+        Ok(serde_json::from_value(answer)?)
+    }
+
+    /// The `initialize` request this session sends.
+    pub(crate) fn initialize_request(&self) -> &InitializeRequest {
+        &self.initialize
     }
 
     /// Takes the user's end of the message queue (`None` while a stream
@@ -175,11 +200,27 @@ impl Connection {
         self.check_open()?;
         // Counted before sending: the result may arrive before `send` returns.
         self.open_turns.fetch_add(1, Ordering::SeqCst);
+        let stamped;
+        let message = if self.verbatim && !message.extra.contains_key("client_composed") {
+            let mut copy = message.clone();
+            copy.extra
+                .insert("client_composed".into(), Value::Bool(true));
+            stamped = copy;
+            &stamped
+        } else {
+            message
+        };
         if let Err(e) = self.writer.send(message).await {
             self.open_turns.fetch_sub(1, Ordering::SeqCst);
             return Err(self.write_failed(e).await);
         }
         Ok(())
+    }
+
+    /// The pid of the process the session started (the CLI, or the
+    /// wrapper of [`Options::spawn_with`](crate::Options::spawn_with)).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.pid()
     }
 
     /// Turns written whose `result` has not arrived yet.
@@ -211,6 +252,11 @@ impl Connection {
     /// Sends a control request and waits for its answer's payload (`{}`
     /// when the CLI sent none).
     pub(crate) async fn request(&self, request: SdkRequest) -> Result<Value> {
+        self.request_within(request, self.control_timeout).await
+    }
+
+    /// [`request`](Self::request) with its own timeout.
+    async fn request_within(&self, request: SdkRequest, timeout: Duration) -> Result<Value> {
         let subtype = request.subtype().unwrap_or_default().to_owned();
         self.check_open()?;
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -231,7 +277,7 @@ impl Connection {
         // request that slipped in after the reader failed the pending ones.
         let answer = tokio::select! {
             biased;
-            answer = tokio::time::timeout(self.control_timeout, rx) => Some(answer),
+            answer = tokio::time::timeout(timeout, rx) => Some(answer),
             () = self.closed.cancelled() => None,
         };
         match answer {
@@ -242,10 +288,7 @@ impl Connection {
             }),
             Some(Ok(Ok(Err(ended)))) => Err(ended),
             Some(Ok(Err(_))) | None => Err(self.closed_error()),
-            Some(Err(_)) => Err(Error::ControlTimeout {
-                subtype,
-                timeout: self.control_timeout,
-            }),
+            Some(Err(_)) => Err(Error::ControlTimeout { subtype, timeout }),
         }
     }
 

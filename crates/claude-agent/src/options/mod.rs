@@ -1,4 +1,17 @@
 //! [`Options`]: everything a session can be configured with.
+//!
+//! * `mod.rs` — the struct, the builder contract, the core settings;
+//! * `more.rs` — thinking, structured output, checkpointing, sandbox,
+//!   plugins, skills and the other settings of the official SDKs;
+//! * `types.rs` — their value types.
+
+mod more;
+mod types;
+
+pub use types::{
+    AskUserQuestionConfig, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings, SettingSource,
+    Skills, SystemPrompt, Thinking,
+};
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,9 +26,10 @@ use crate::callbacks::{
 };
 use crate::mcp::Server;
 use crate::protocol::{
-    AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
-    PermissionResult,
+    AgentDefinition, Effort, HookEvent, HookInput, HookOutput, InitializeRequest, McpServerConfig,
+    PermissionMode, PermissionResult,
 };
+use crate::spawn::SpawnFn;
 use crate::transport::ShutdownTimeouts;
 
 /// The default cap on one line from the CLI: 256 MiB (the CLI's own limit on
@@ -24,45 +38,6 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The default time to wait for the answer to a control request.
 pub const DEFAULT_CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The system prompt the CLI runs with.
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub enum SystemPrompt {
-    /// No system prompt beyond the CLI's one identity line (`--system-prompt ""`),
-    /// as the official SDKs do by default.
-    #[default]
-    Empty,
-    /// This text replaces the system prompt.
-    Text(String),
-    /// Claude Code's full default prompt, optionally with text appended.
-    Preset {
-        /// Appended to the preset (`--append-system-prompt`).
-        append: Option<String>,
-    },
-}
-
-/// Which settings files the CLI loads (`--setting-sources`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SettingSource {
-    /// The user's settings (`~/.claude/settings.json`).
-    User,
-    /// The project's shared settings (`.claude/settings.json`).
-    Project,
-    /// The project's local settings (`.claude/settings.local.json`).
-    Local,
-}
-
-impl SettingSource {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::User => "user",
-            Self::Project => "project",
-            Self::Local => "local",
-        }
-    }
-}
 
 /// The default budget for messages read from the CLI but not yet by you:
 /// 256 MiB (as much as one line may hold).
@@ -82,7 +57,23 @@ pub(crate) enum McpConfig {
 
 /// Configuration for [`query`](crate::query()) and [`Client`](crate::Client).
 ///
-/// Built with chained setters; everything is optional.
+/// Built with chained setters; everything is optional, and every default is
+/// the official SDKs' (nothing is passed to the CLI for a setting left
+/// alone, so the CLI's own default applies).
+///
+/// **The builder contract.** A setter that takes one item *adds* it (its
+/// name is singular: [`add_dir`](Self::add_dir), [`env`](Self::env),
+/// [`env_remove`](Self::env_remove), [`mcp_server`](Self::mcp_server),
+/// [`mcp_server_config`](Self::mcp_server_config), [`hook`](Self::hook),
+/// [`agent`](Self::agent), [`plugin`](Self::plugin),
+/// [`extra_arg`](Self::extra_arg)); for a keyed item (an environment
+/// variable, a server or agent name) the later call wins for that key. A
+/// setter that takes a list or a single value *replaces* what an earlier
+/// call set ([`tools`](Self::tools), [`allowed_tools`](Self::allowed_tools),
+/// [`disallowed_tools`](Self::disallowed_tools),
+/// [`mcp_servers`](Self::mcp_servers), [`betas`](Self::betas),
+/// [`setting_sources`](Self::setting_sources), [`model`](Self::model), …).
+/// Each setter's documentation says which it does.
 ///
 /// ```
 /// use claude_agent::{Options, PermissionMode};
@@ -107,7 +98,9 @@ pub struct Options {
     pub(crate) max_budget_usd: Option<f64>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) add_dirs: Vec<PathBuf>,
-    pub(crate) env: Vec<(String, String)>,
+    /// In call order; `None` removes the variable. The last entry for a key wins.
+    pub(crate) env: Vec<(String, Option<String>)>,
+    pub(crate) env_clear: bool,
     pub(crate) settings: Option<String>,
     pub(crate) setting_sources: Option<Vec<SettingSource>>,
     pub(crate) mcp_servers: Vec<Server>,
@@ -128,6 +121,36 @@ pub struct Options {
     pub(crate) control_timeout: Option<Duration>,
     pub(crate) max_buffered_bytes: Option<usize>,
     pub(crate) shutdown_timeouts: ShutdownTimeouts,
+    pub(crate) thinking: Option<Thinking>,
+    pub(crate) max_thinking_tokens: Option<u64>,
+    pub(crate) effort: Option<Effort>,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) file_checkpointing: bool,
+    pub(crate) sandbox: Option<SandboxSettings>,
+    pub(crate) plugins: Vec<Plugin>,
+    pub(crate) skills: Option<Skills>,
+    pub(crate) betas: Vec<String>,
+    pub(crate) permission_prompt_tool: Option<String>,
+    pub(crate) allow_dangerously_skip_permissions: bool,
+    pub(crate) include_hook_events: bool,
+    pub(crate) resume_session_at: Option<String>,
+    pub(crate) resume_drops_turn: Option<String>,
+    pub(crate) task_budget: Option<u64>,
+    pub(crate) main_agent: Option<String>,
+    pub(crate) project_config_root: Option<PathBuf>,
+    pub(crate) no_session_persistence: bool,
+    pub(crate) managed_settings: Option<String>,
+    pub(crate) permission_prompts: Option<String>,
+    pub(crate) debug: bool,
+    pub(crate) debug_file: Option<PathBuf>,
+    /// Fields of the `initialize` request set by options (title, skills,
+    /// tool aliases, …); the session adds hooks, agents and servers.
+    pub(crate) initialize: InitializeRequest,
+    pub(crate) spawn: Option<SpawnFn>,
+    pub(crate) verbatim_prompts: bool,
+    pub(crate) ask_user_question: Option<AskUserQuestionConfig>,
+    pub(crate) mcp_servers_via_initialize: bool,
+    pub(crate) plugins_via_initialize: bool,
 }
 
 impl fmt::Debug for Options {
@@ -158,7 +181,8 @@ impl Options {
         Self::default()
     }
 
-    /// The model (`--model`), e.g. `claude-sonnet-4-5` or an alias like `sonnet`.
+    /// The model (`--model`), e.g. `claude-sonnet-4-5` or an alias like
+    /// `sonnet`. Replaces.
     pub fn model(mut self, model: impl Into<String>) -> Self {
         self.model = Some(model.into());
         self
@@ -197,6 +221,7 @@ impl Options {
     }
 
     /// The base set of built-in tools (`--tools`); an empty list means none.
+    /// Replaces (see also [`tools_preset`](Self::tools_preset)).
     pub fn tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -207,24 +232,25 @@ impl Options {
     }
 
     /// Tools allowed without asking (`--allowedTools`). MCP tools are named
-    /// `mcp__<server>__<tool>`; `mcp__<server>` allows all of a server's tools.
+    /// `mcp__<server>__<tool>`; `mcp__<server>` allows all of a server's
+    /// tools. Replaces the list an earlier call set.
     pub fn allowed_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowed_tools.extend(tools.into_iter().map(Into::into));
+        self.allowed_tools = tools.into_iter().map(Into::into).collect();
         self
     }
 
-    /// Tools never allowed (`--disallowedTools`).
+    /// Tools never allowed (`--disallowedTools`). Replaces the list an
+    /// earlier call set.
     pub fn disallowed_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.disallowed_tools
-            .extend(tools.into_iter().map(Into::into));
+        self.disallowed_tools = tools.into_iter().map(Into::into).collect();
         self
     }
 
@@ -259,34 +285,57 @@ impl Options {
         self
     }
 
-    /// An environment variable for the CLI; may be repeated.
+    /// Sets an environment variable for the CLI, on top of the environment
+    /// it inherits from this process. Adds; for the same key the later
+    /// call (this or [`env_remove`](Self::env_remove)) wins. Variables the
+    /// SDK sets itself (`CLAUDE_CODE_ENTRYPOINT`, …) can be overridden.
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.push((key.into(), value.into()));
+        self.env.push((key.into(), Some(value.into())));
         self
     }
 
-    /// Settings as a JSON string or the path of a settings file (`--settings`).
+    /// Removes an inherited environment variable from the CLI's
+    /// environment. Adds; for the same key the later call (this or
+    /// [`env`](Self::env)) wins.
+    pub fn env_remove(mut self, key: impl Into<String>) -> Self {
+        self.env.push((key.into(), None));
+        self
+    }
+
+    /// Starts the CLI with none of this process's environment: only what
+    /// [`env`](Self::env) and the SDK set (as the TypeScript SDK does when
+    /// given `env`). The CLI then needs `PATH`, `HOME` and its credentials
+    /// from [`env`](Self::env). Replaces.
+    pub fn env_clear(mut self, clear: bool) -> Self {
+        self.env_clear = clear;
+        self
+    }
+
+    /// Settings as a JSON string or the path of a settings file
+    /// (`--settings`). Replaces.
     pub fn settings(mut self, settings: impl Into<String>) -> Self {
         self.settings = Some(settings.into());
         self
     }
 
-    /// Which settings files the CLI loads (`--setting-sources`).
+    /// Which settings files the CLI loads (`--setting-sources`); an empty
+    /// list loads none. Unset, the CLI loads all. Replaces.
     pub fn setting_sources(mut self, sources: impl IntoIterator<Item = SettingSource>) -> Self {
         self.setting_sources = Some(sources.into_iter().collect());
         self
     }
 
     /// An in-process MCP server. The CLI sees its tools as
-    /// `mcp__<server>__<tool>` and calls them through this process.
+    /// `mcp__<server>__<tool>` and calls them through this process. Adds.
     pub fn mcp_server(mut self, server: Server) -> Self {
         self.mcp_servers.push(server);
         self
     }
 
-    /// Several in-process MCP servers.
+    /// The in-process MCP servers. Replaces those an earlier
+    /// [`mcp_server`](Self::mcp_server) or `mcp_servers` call set.
     pub fn mcp_servers(mut self, servers: impl IntoIterator<Item = Server>) -> Self {
-        self.mcp_servers.extend(servers);
+        self.mcp_servers = servers.into_iter().collect();
         self
     }
 
@@ -311,6 +360,7 @@ impl Options {
     /// One MCP server by name: external (stdio, SSE or HTTP, run by the CLI
     /// itself) or in process (an [`McpServerConfig::InProcess`], which must
     /// be named after its server, as [`mcp_server`](Self::mcp_server) does).
+    /// Adds; the later call wins for a name.
     ///
     /// ```
     /// use claude_agent::{McpServerConfig, Options};
@@ -396,7 +446,8 @@ impl Options {
         self
     }
 
-    /// Runs `callback` on `event` for tools matching `matcher` (`None`: every tool).
+    /// Runs `callback` on `event` for tools matching `matcher` (`None`:
+    /// every tool). Adds.
     ///
     /// ```
     /// use claude_agent::{HookEvent, HookMatcher, HookOutput, Options};
@@ -418,7 +469,9 @@ impl Options {
         self
     }
 
-    /// A custom subagent the model may delegate to.
+    /// A custom subagent the model may delegate to (`initialize.agents`).
+    /// Adds; the later call wins for a name. (The main thread's agent is
+    /// [`main_agent`](Self::main_agent).)
     pub fn agent(mut self, name: impl Into<String>, agent: AgentDefinition) -> Self {
         self.agents.insert(name.into(), agent);
         self
@@ -430,7 +483,8 @@ impl Options {
         self
     }
 
-    /// An extra CLI flag, `--<flag>` or `--<flag>=<value>`.
+    /// An extra CLI flag, `--<flag>` or `--<flag>=<value>`. Adds (a flag
+    /// may be given twice).
     pub fn extra_arg(mut self, flag: impl Into<String>, value: Option<String>) -> Self {
         self.extra_args.push((flag.into(), value));
         self
@@ -450,7 +504,9 @@ impl Options {
         self
     }
 
-    /// How long to wait for the answer to a control request (default 60 s).
+    /// How long to wait for the answer to a control request (default 60 s;
+    /// the `initialize` handshake waits at least that long whatever this
+    /// says). Replaces.
     pub fn control_timeout(mut self, timeout: Duration) -> Self {
         self.control_timeout = Some(timeout);
         self
@@ -473,44 +529,5 @@ impl Options {
     pub fn shutdown_timeouts(mut self, timeouts: ShutdownTimeouts) -> Self {
         self.shutdown_timeouts = timeouts;
         self
-    }
-
-    pub(crate) fn effective_max_line_bytes(&self) -> usize {
-        self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES)
-    }
-
-    pub(crate) fn effective_max_buffered_bytes(&self) -> usize {
-        self.max_buffered_bytes
-            .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES)
-    }
-
-    /// Every in-process server: those of [`mcp_server`](Self::mcp_server)
-    /// and the `InProcess` ones of [`mcp_server_config`](Self::mcp_server_config).
-    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<Server>> {
-        let mut servers = self.mcp_servers.clone();
-        if let Some(McpConfig::Servers(map)) = &self.mcp_config {
-            for (name, config) in map {
-                if let McpServerConfig::InProcess(server) = config {
-                    if server.name() != name {
-                        return Err(crate::Error::InvalidOptions(format!(
-                            "in-process server {:?} must be listed under its own name, not {name:?}",
-                            server.name()
-                        )));
-                    }
-                    servers.push(server.clone());
-                }
-            }
-        }
-        Ok(servers)
-    }
-
-    pub(crate) fn effective_control_timeout(&self) -> Duration {
-        self.control_timeout.unwrap_or(DEFAULT_CONTROL_TIMEOUT)
-    }
-
-    pub(crate) fn setting_sources_arg(&self) -> Option<String> {
-        self.setting_sources
-            .as_ref()
-            .map(|s| s.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(","))
     }
 }
