@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::callbacks::{
     CanUseToolFn, HookFn, HookMatcher, PermissionContext, boxed_can_use_tool, boxed_hook,
 };
+use crate::cli_version::CliVersionPolicy;
 use crate::mcp::Server;
 use crate::protocol::{
     AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
@@ -128,6 +129,7 @@ pub struct Options {
     pub(crate) control_timeout: Option<Duration>,
     pub(crate) max_buffered_bytes: Option<usize>,
     pub(crate) shutdown_timeouts: ShutdownTimeouts,
+    pub(crate) cli_version_policy: CliVersionPolicy,
 }
 
 impl fmt::Debug for Options {
@@ -472,6 +474,15 @@ impl Options {
     /// How long shutdown waits before escalating to SIGTERM and SIGKILL.
     pub fn shutdown_timeouts(mut self, timeouts: ShutdownTimeouts) -> Self {
         self.shutdown_timeouts = timeouts;
+        self
+    }
+
+    /// What to do when the CLI's version (from its `initialize` answer) is
+    /// outside [`OLDEST_TESTED_CLI_VERSION`](crate::OLDEST_TESTED_CLI_VERSION)`..=`[`NEWEST_TESTED_CLI_VERSION`](crate::NEWEST_TESTED_CLI_VERSION):
+    /// warn once per process on stderr (the default), fail with
+    /// [`Error::UntestedCliVersion`](crate::Error::UntestedCliVersion), or nothing.
+    pub fn cli_version_policy(mut self, policy: CliVersionPolicy) -> Self {
+        self.cli_version_policy = policy;
         self
     }
 

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::{self, Bridge, Outbox};
 use crate::callbacks::Callbacks;
+use crate::cli_version::{self, CliVersionPolicy};
 use crate::command;
 use crate::error::{Error, Result};
 use crate::mcp::transport::RequestTable;
@@ -83,6 +84,7 @@ pub(crate) struct Session {
     /// The user's end of the message queue, while no stream holds it.
     inbox: Mutex<Option<Inbox>>,
     initialize: InitializeRequest,
+    cli_version_policy: CliVersionPolicy,
 }
 
 impl Session {
@@ -136,14 +138,24 @@ impl Session {
             conn,
             inbox: Mutex::new(Some(inbox)),
             initialize,
+            cli_version_policy: options.cli_version_policy,
         })
     }
 
-    /// Sends `initialize` and waits for its answer.
+    /// Sends `initialize`, waits for its answer and checks the CLI's
+    /// version against the tested range ([`cli_version::check`]). When the
+    /// policy refuses it, the CLI is stopped before the error is returned.
     pub(crate) async fn initialize(&self) -> Result<InitializeResponse> {
-        self.conn
+        let init: InitializeResponse = self
+            .conn
             .request_typed(SdkRequest::Initialize(self.initialize.clone()))
-            .await
+            .await?;
+        let version = init.claude_code_version.as_deref();
+        if let Err(e) = cli_version::check(version, self.cli_version_policy) {
+            self.conn.shutdown().await;
+            return Err(e);
+        }
+        Ok(init)
     }
 
     /// Takes the user's end of the message queue (`None` while a stream
