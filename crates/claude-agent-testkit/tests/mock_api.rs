@@ -388,6 +388,36 @@ async fn dynamic_turns_default_reply_and_fallback() {
     assert_eq!(assemble(&r.events())[0]["text"], "Done.");
 }
 
+/// CLIs before 2.1.314 end the request with a `system` message after the tool
+/// results; the results are still those after the last assistant message, and
+/// results of earlier rounds are not.
+#[tokio::test]
+async fn tool_results_are_those_after_the_last_assistant_message() {
+    let mock = MockModel::builder()
+        .turn(Turn::dynamic(|req| {
+            let ids: Vec<String> = req
+                .tool_results()
+                .into_iter()
+                .map(|r| r.tool_use_id)
+                .collect();
+            Turn::text(ids.join(","))
+        }))
+        .start()
+        .await;
+    let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": "ok"}]});
+    let body = conversation(json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "t", "input": {}}]},
+        {"role": "user", "content": [result("toolu_1")]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "t", "input": {}}]},
+        {"role": "user", "content": [result("toolu_2")]},
+        {"role": "system", "content": [{"type": "text", "text": "<total_tokens>14985193 tokens left</total_tokens>"}]}
+    ]));
+    let r = http(&mock, "POST", "/v1/messages", &body).await;
+    assert_eq!(assemble(&r.events())[0]["text"], "toolu_2");
+    assert_eq!(mock.requests()[0].all_tool_results().len(), 2);
+}
+
 #[tokio::test]
 async fn panicking_responder_gives_a_500() {
     let mock = MockModel::builder()

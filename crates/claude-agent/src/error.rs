@@ -112,6 +112,19 @@ pub enum Error {
     /// A message could not be encoded or decoded.
     #[error("JSON error: {0}")]
     Json(#[from] serde_json::Error),
+
+    /// The CLI's version is outside the tested range and
+    /// [`Options::cli_version_policy`](crate::Options::cli_version_policy) is
+    /// [`CliVersionPolicy::Error`](crate::CliVersionPolicy::Error). The CLI
+    /// was stopped.
+    #[error("{message} (Options::cli_version_policy is Error, so the session was not started)")]
+    UntestedCliVersion {
+        /// The version the CLI reported at `initialize`; `None` when it
+        /// reported none (a CLI older than 2.1.296).
+        found: Option<String>,
+        /// What is wrong: the version found and the range tested.
+        message: String,
+    },
 }
 
 impl Error {

@@ -19,6 +19,7 @@ compile_error!(
 
 mod bridge;
 mod callbacks;
+mod cli_version;
 mod client;
 mod command;
 mod control;
@@ -34,6 +35,9 @@ mod stream;
 mod transport;
 
 pub use callbacks::{HookContext, HookMatcher, PermissionContext};
+pub use cli_version::{
+    CliVersion, CliVersionPolicy, NEWEST_TESTED_CLI_VERSION, OLDEST_TESTED_CLI_VERSION,
+};
 pub use client::Client;
 pub use control::Control;
 pub use error::{Error, Result};

@@ -10,6 +10,7 @@ use claude_agent::mcp::{Server, Tool};
 use claude_agent::message::ResultSubtype;
 use claude_agent::protocol::SdkRequest;
 use claude_agent::{Client, Error, Message, PermissionMode, PermissionResult};
+use claude_agent_testkit::cli::{CliChange, tested_cli_has};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::{Map, json};
 use support::*;
@@ -152,9 +153,12 @@ async fn control_requests_get_typed_answers_and_errors_carry_the_code() {
             });
         let client = Client::connect(options).await.expect("connect");
 
-        // set_model answers with the model now in use; the next turn uses it.
+        // set_model answers with the model now in use (CLIs before 2.1.307
+        // answer without it); the next turn uses it.
         let model = client.set_model(Some("claude-haiku-4-5")).await.unwrap();
-        assert_eq!(model.as_deref(), Some("claude-haiku-4-5"));
+        let expected =
+            tested_cli_has(CliChange::SetModelAnswersModel).then_some("claude-haiku-4-5");
+        assert_eq!(model.as_deref(), expected);
 
         // set_permission_mode answers with the mode now in effect; in
         // `dontAsk` the CLI denies instead of asking the callback.
@@ -187,7 +191,10 @@ async fn control_requests_get_typed_answers_and_errors_carry_the_code() {
                 code,
             }) => {
                 assert_eq!(subtype, "nope");
-                assert_eq!(code.as_deref(), Some("unsupported_request"));
+                // CLIs before 2.1.323 send no code with this error.
+                let expected = tested_cli_has(CliChange::UnsupportedRequestErrorCode)
+                    .then_some("unsupported_request");
+                assert_eq!(code.as_deref(), expected);
                 assert!(message.contains("nope"), "{message}");
             }
             other => panic!("expected a control error, got {other:?}"),

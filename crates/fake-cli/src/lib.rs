@@ -14,7 +14,9 @@
 //!
 //! Parameters every scenario understands: `pid_file` (the fake writes its
 //! pid there first thing), `server`/`tool` (which in-process tool to call;
-//! default the first tool of the first server).
+//! default the first tool of the first server), `claude_code_version` (the
+//! version its `initialize` answer claims instead of [`CLI_VERSION`]; `null`
+//! leaves the field out, as CLIs before 2.1.296 do).
 //!
 //! | scenario | what it does per user message |
 //! |---|---|

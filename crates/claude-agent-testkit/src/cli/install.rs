@@ -8,7 +8,10 @@ use std::path::Path;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use super::{CLI_NPM_PACKAGE, CliError, PINNED_CLI_VERSION, binary_candidates, find_in, io_err};
+use super::{
+    CLI_NPM_PACKAGE, CliError, binary_candidates, find_version_in, install_dir_for, io_err,
+    tested_cli_version,
+};
 
 /// An exclusive advisory lock on a file, released on drop.
 struct FileLock {
@@ -77,25 +80,45 @@ fn run_npm(npm: &OsStr, args: &[&str], dir: &Path) -> Result<(), CliError> {
     })
 }
 
-/// Installs the pinned CLI into `dir` with npm (`$NPM` if set, else `npm` from `PATH`)
-/// unless a working install is already there, and returns the binary's path. Safe to
-/// call concurrently from several threads and processes: see the [module docs](super).
+/// Installs the CLI under test ([`tested_cli_version`]) into `dir` with npm (`$NPM` if
+/// set, else `npm` from `PATH`) unless a working install is already there, and returns
+/// the binary's path. Safe to call concurrently from several threads and processes: see
+/// the [module docs](super).
 pub fn install_into(dir: &Path) -> Result<PathBuf, CliError> {
     install_with_npm(dir, &npm_program())
 }
 
 /// [`install_into`] with an explicit npm executable.
 pub fn install_with_npm(dir: &Path, npm: &OsStr) -> Result<PathBuf, CliError> {
+    install_version_with_npm(dir, tested_cli_version(), npm)
+}
+
+/// Finds CLI `version` in its cache folder (`<cache_root>/cli-<version>`), installing
+/// it there with npm if needed, like the CLI under test.
+pub fn install_version(version: &str) -> Result<PathBuf, CliError> {
+    let dir = install_dir_for(version)?;
+    match find_version_in(&dir, version) {
+        Some(p) => Ok(p),
+        None => install_version_with_npm(&dir, version, &npm_program()),
+    }
+}
+
+/// Installs CLI `version` into `dir` with the given npm, as [`install_into`] does.
+pub fn install_version_with_npm(
+    dir: &Path,
+    version: &str,
+    npm: &OsStr,
+) -> Result<PathBuf, CliError> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| format!("cli-{PINNED_CLI_VERSION}"));
+        .unwrap_or_else(|| format!("cli-{version}"));
     fs::create_dir_all(parent).map_err(io_err(format!("cannot create {}", parent.display())))?;
     let _lock = FileLock::acquire(&parent.join(format!("{name}.lock")))?;
 
     // Somebody may have finished while we waited for the lock.
-    if let Some(p) = find_in(dir) {
+    if let Some(p) = find_version_in(dir, version) {
         return Ok(p);
     }
 
@@ -109,11 +132,11 @@ pub fn install_with_npm(dir: &Path, npm: &OsStr) -> Result<PathBuf, CliError> {
     fs::write(
         staging.path().join("package.json"),
         format!(
-            "{{\"name\":\"claude-agent-rs-cli\",\"version\":\"1.0.0\",\"private\":true,\"description\":\"Claude Code {PINNED_CLI_VERSION} for claude-agent-rs tests\"}}\n"
+            "{{\"name\":\"claude-agent-rs-cli\",\"version\":\"1.0.0\",\"private\":true,\"description\":\"Claude Code {version} for claude-agent-rs tests\"}}\n"
         ),
     )
     .map_err(io_err("cannot write package.json"))?;
-    let spec = format!("{CLI_NPM_PACKAGE}@{PINNED_CLI_VERSION}");
+    let spec = format!("{CLI_NPM_PACKAGE}@{version}");
     run_npm(
         npm,
         &[
@@ -126,7 +149,7 @@ pub fn install_with_npm(dir: &Path, npm: &OsStr) -> Result<PathBuf, CliError> {
         ],
         staging.path(),
     )?;
-    if find_in(staging.path()).is_none() {
+    if find_version_in(staging.path(), version).is_none() {
         return Err(CliError::NoBinary {
             dir: staging.path().to_owned(),
             candidates: binary_candidates(staging.path()),
@@ -147,7 +170,7 @@ pub fn install_with_npm(dir: &Path, npm: &OsStr) -> Result<PathBuf, CliError> {
             source: e,
         }
     })?;
-    find_in(dir).ok_or_else(|| CliError::NoBinary {
+    find_version_in(dir, version).ok_or_else(|| CliError::NoBinary {
         dir: dir.to_owned(),
         candidates: binary_candidates(dir),
     })

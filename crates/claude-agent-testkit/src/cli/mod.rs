@@ -1,9 +1,14 @@
-//! Finding (or installing) the pinned Claude Code CLI, and the environment to run it
-//! offline against a [`MockModel`](crate::MockModel).
+//! Finding (or installing) the Claude Code CLI under test, and the environment to run
+//! it offline against a [`MockModel`](crate::MockModel).
+//!
+//! The CLI under test is the [`PINNED_CLI_VERSION`] unless `$CLAUDE_AGENT_TEST_CLI_VERSION`
+//! ([`CLI_VERSION_ENV`]) names another: `oldest` ([`OLDEST_SUPPORTED_CLI_VERSION`]),
+//! `pinned`, or a version number ([`tested_cli_version`]). Tests whose expectations
+//! depend on the version ask `tested_cli_has` about a `CliChange` (feature `harness`).
 //!
 //! Lookup order of [`pinned_cli`]:
 //!
-//! 1. `$CLAUDE_AGENT_TEST_CLI` if set (must run and report [`PINNED_CLI_VERSION`], else
+//! 1. `$CLAUDE_AGENT_TEST_CLI` if set (must run and report the version under test, else
 //!    an error — an explicit path is never silently replaced);
 //! 2. the cache folder `$XDG_CACHE_HOME/claude-agent-rs/cli-<version>/` (default
 //!    `~/.cache/claude-agent-rs/cli-<version>/`), i.e. the native binary
@@ -29,6 +34,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "harness")]
+mod changes;
 mod env;
 mod install;
 
@@ -37,14 +44,45 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
+#[cfg(feature = "harness")]
+pub use changes::{CliChange, tested_cli_has};
 pub use env::{CliEnv, REMOVED_ENV_VARS};
-pub use install::{install_into, install_with_npm};
+pub use install::{install_into, install_version, install_version_with_npm, install_with_npm};
 
 /// The Claude Code CLI version this project is tested against.
 pub const PINNED_CLI_VERSION: &str = "2.1.332";
 
+/// The oldest Claude Code CLI version the SDK supports (`scripts/test-cli-range` runs
+/// the real-CLI tests against it); the SDK's `claude_agent::OLDEST_TESTED_CLI_VERSION`.
+pub const OLDEST_SUPPORTED_CLI_VERSION: &str = "2.1.302";
+
 /// Environment variable that, when set, names the CLI binary to use.
 pub const CLI_PATH_ENV: &str = "CLAUDE_AGENT_TEST_CLI";
+
+/// Environment variable that selects the CLI version under test: `pinned` (the
+/// default), `oldest`, or a version number such as `2.1.310`.
+pub const CLI_VERSION_ENV: &str = "CLAUDE_AGENT_TEST_CLI_VERSION";
+
+/// Resolves a version name: `pinned` (or empty) and `oldest` to their numbers, any
+/// other text to itself (trimmed).
+pub fn resolve_version(name: &str) -> &str {
+    match name.trim() {
+        "" | "pinned" => PINNED_CLI_VERSION,
+        "oldest" => OLDEST_SUPPORTED_CLI_VERSION,
+        v => v,
+    }
+}
+
+/// The CLI version the tests run against: [`PINNED_CLI_VERSION`] unless
+/// `$CLAUDE_AGENT_TEST_CLI_VERSION` names another (see [`resolve_version`]). Read once
+/// per process.
+pub fn tested_cli_version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        let name = std::env::var(CLI_VERSION_ENV).unwrap_or_default();
+        resolve_version(&name).to_owned()
+    })
+}
 
 /// The npm package that carries the CLI.
 pub const CLI_NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
@@ -64,15 +102,15 @@ pub enum CliError {
         /// The error.
         source: io::Error,
     },
-    /// The binary ran but is not the pinned version.
+    /// The binary ran but is not the version under test.
     #[error("{path} reports version {found:?}, expected {expected}")]
     WrongVersion {
         /// The binary.
         path: PathBuf,
         /// What `--version` printed.
         found: String,
-        /// [`PINNED_CLI_VERSION`].
-        expected: &'static str,
+        /// [`tested_cli_version`].
+        expected: String,
     },
     /// `$CLAUDE_AGENT_TEST_CLI` is set but unusable.
     #[error("{CLI_PATH_ENV}={path}: {reason}")]
@@ -84,7 +122,7 @@ pub enum CliError {
     },
     /// `npm` is not installed (or not on `PATH`).
     #[error(
-        "npm is needed to install {CLI_NPM_PACKAGE}@{PINNED_CLI_VERSION} but could not be started ({source}); install Node.js/npm, or set {CLI_PATH_ENV} to a claude {PINNED_CLI_VERSION} binary"
+        "npm is needed to install {CLI_NPM_PACKAGE} but could not be started ({source}); install Node.js/npm, or set {CLI_PATH_ENV} to a claude binary of the version under test"
     )]
     NpmNotFound {
         /// The spawn error.
@@ -138,9 +176,14 @@ pub fn cache_root() -> Result<PathBuf, CliError> {
     Ok(PathBuf::from(home).join(".cache").join("claude-agent-rs"))
 }
 
-/// The folder the pinned CLI is installed into: `<cache_root>/cli-<version>`.
+/// The folder the CLI under test is installed into: `<cache_root>/cli-<version>`.
 pub fn install_dir() -> Result<PathBuf, CliError> {
-    Ok(cache_root()?.join(format!("cli-{PINNED_CLI_VERSION}")))
+    install_dir_for(tested_cli_version())
+}
+
+/// The folder a CLI version is installed into: `<cache_root>/cli-<version>`.
+pub fn install_dir_for(version: &str) -> Result<PathBuf, CliError> {
+    Ok(cache_root()?.join(format!("cli-{version}")))
 }
 
 /// Names of the platform packages that may hold the native binary on this machine,
@@ -208,35 +251,40 @@ pub fn cli_version(path: &Path) -> Result<String, CliError> {
     Ok(stdout.split_whitespace().next().unwrap_or("").to_owned())
 }
 
-fn check_pinned(path: &Path) -> Result<(), CliError> {
+fn check_version(path: &Path, version: &str) -> Result<(), CliError> {
     let found = cli_version(path)?;
-    if found == PINNED_CLI_VERSION {
+    if found == version {
         Ok(())
     } else {
         Err(CliError::WrongVersion {
             path: path.to_owned(),
             found,
-            expected: PINNED_CLI_VERSION,
+            expected: version.to_owned(),
         })
     }
 }
 
-/// The pinned binary inside `install_dir`, if one is there and reports the pinned version.
+/// The binary inside `install_dir`, if one is there and reports the version under test.
 pub fn find_in(install_dir: &Path) -> Option<PathBuf> {
-    binary_candidates(install_dir)
-        .into_iter()
-        .find(|c| c.is_file() && check_pinned(c).is_ok())
+    find_version_in(install_dir, tested_cli_version())
 }
 
-/// Finds the pinned CLI without installing: `$CLAUDE_AGENT_TEST_CLI`, then the cache
-/// folder. `Ok(None)` when it is not installed.
+/// The binary inside `install_dir`, if one is there and reports `version`.
+pub fn find_version_in(install_dir: &Path, version: &str) -> Option<PathBuf> {
+    binary_candidates(install_dir)
+        .into_iter()
+        .find(|c| c.is_file() && check_version(c, version).is_ok())
+}
+
+/// Finds the CLI under test without installing: `$CLAUDE_AGENT_TEST_CLI`, then the
+/// cache folder. `Ok(None)` when it is not installed.
 ///
 /// Unlike `claude_agent::find_cli`, which takes whatever `claude` the SDK would run,
-/// this accepts only the [`PINNED_CLI_VERSION`].
+/// this accepts only the [`tested_cli_version`].
 pub fn find_installed_cli() -> Result<Option<PathBuf>, CliError> {
     if let Some(p) = std::env::var_os(CLI_PATH_ENV).filter(|p| !p.is_empty()) {
         let path = PathBuf::from(p);
-        return match check_pinned(&path) {
+        return match check_version(&path, tested_cli_version()) {
             Ok(()) => Ok(Some(path)),
             Err(e) => Err(CliError::BadEnvPath {
                 path,
@@ -247,7 +295,9 @@ pub fn find_installed_cli() -> Result<Option<PathBuf>, CliError> {
     Ok(find_in(&install_dir()?))
 }
 
-/// Finds the pinned CLI, installing it with npm into the cache folder if needed.
+/// Finds the CLI under test ([`tested_cli_version`]: the pinned one unless
+/// `$CLAUDE_AGENT_TEST_CLI_VERSION` says otherwise), installing it with npm into the
+/// cache folder if needed.
 ///
 /// The first successful result is remembered for the life of the process. Blocking
 /// (npm can take a minute); from async code call it through

@@ -165,12 +165,19 @@ impl RecordedRequest {
             .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
     }
 
-    /// The `tool_result` blocks of the last message: the results the CLI sends back in
-    /// this request.
+    /// The `tool_result` blocks after the last `assistant` message: the results the CLI
+    /// sends back in this request. (Anywhere after it, not only in the last message:
+    /// CLIs before 2.1.314 end the request with a `system` message after the results.)
     pub fn tool_results(&self) -> Vec<RecordedToolResult> {
-        self.last_message()
-            .map(tool_results_of_message)
-            .unwrap_or_default()
+        let messages = self.messages();
+        let start = messages
+            .iter()
+            .rposition(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+            .map_or(0, |i| i + 1);
+        messages[start..]
+            .iter()
+            .flat_map(tool_results_of_message)
+            .collect()
     }
 
     /// Every `tool_result` block in the whole history of this request.

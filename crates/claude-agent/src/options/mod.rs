@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::callbacks::{
     CanUseToolFn, HookFn, HookMatcher, PermissionContext, boxed_can_use_tool, boxed_hook,
 };
+use crate::cli_version::CliVersionPolicy;
 use crate::mcp::Server;
 use crate::protocol::{
     AgentDefinition, Effort, HookEvent, HookInput, HookOutput, InitializeRequest, McpServerConfig,
@@ -151,6 +152,7 @@ pub struct Options {
     pub(crate) ask_user_question: Option<AskUserQuestionConfig>,
     pub(crate) mcp_servers_via_initialize: bool,
     pub(crate) plugins_via_initialize: bool,
+    pub(crate) cli_version_policy: CliVersionPolicy,
 }
 
 impl fmt::Debug for Options {
@@ -528,6 +530,15 @@ impl Options {
     /// How long shutdown waits before escalating to SIGTERM and SIGKILL.
     pub fn shutdown_timeouts(mut self, timeouts: ShutdownTimeouts) -> Self {
         self.shutdown_timeouts = timeouts;
+        self
+    }
+
+    /// What to do when the CLI's version (from its `initialize` answer) is
+    /// outside [`OLDEST_TESTED_CLI_VERSION`](crate::OLDEST_TESTED_CLI_VERSION)`..=`[`NEWEST_TESTED_CLI_VERSION`](crate::NEWEST_TESTED_CLI_VERSION):
+    /// warn once per process on stderr (the default), fail with
+    /// [`Error::UntestedCliVersion`](crate::Error::UntestedCliVersion), or nothing.
+    pub fn cli_version_policy(mut self, policy: CliVersionPolicy) -> Self {
+        self.cli_version_policy = policy;
         self
     }
 }

@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::{self, Bridge, Outbox};
 use crate::callbacks::Callbacks;
+use crate::cli_version::{self, CliVersionPolicy};
 use crate::command;
 use crate::error::{Error, Result};
 use crate::mcp::transport::RequestTable;
@@ -85,6 +86,7 @@ pub(crate) struct Session {
     /// The user's end of the message queue, while no stream holds it.
     inbox: Mutex<Option<Inbox>>,
     initialize: InitializeRequest,
+    cli_version_policy: CliVersionPolicy,
 }
 
 impl Session {
@@ -147,13 +149,17 @@ impl Session {
             conn,
             inbox: Mutex::new(Some(inbox)),
             initialize,
+            cli_version_policy: options.cli_version_policy,
         })
     }
 
     /// Sends `initialize` and waits for its answer, at least
     /// [`DEFAULT_CONTROL_TIMEOUT`](crate::DEFAULT_CONTROL_TIMEOUT) whatever
     /// the control timeout (as the Python SDK does): the CLI's start-up is
-    /// slow, and a short timeout is for the requests that follow.
+    /// slow, and a short timeout is for the requests that follow. Then
+    /// checks the CLI's version against the tested range
+    /// ([`cli_version::check`]); when the policy refuses it, the CLI is
+    /// stopped before the error is returned.
     pub(crate) async fn initialize(&self) -> Result<InitializeResponse> {
         let timeout = self
             .conn
@@ -163,7 +169,13 @@ impl Session {
             .conn
             .request_within(SdkRequest::Initialize(self.initialize.clone()), timeout)
             .await?;
-        Ok(serde_json::from_value(answer)?)
+        let init: InitializeResponse = serde_json::from_value(answer)?;
+        let version = init.claude_code_version.as_deref();
+        if let Err(e) = cli_version::check(version, self.cli_version_policy) {
+            self.conn.shutdown().await;
+            return Err(e);
+        }
+        Ok(init)
     }
 
     /// The `initialize` request this session sends.

@@ -386,6 +386,14 @@ impl Peer {
             "capabilities": ["sdk_mcp_tools_list_changed"],
             "fast_mode_state": "off",
         });
+        // Another version claimed (`null`: none, as CLIs before 2.1.296).
+        match self.params.get("claude_code_version") {
+            Some(Value::Null) => {
+                r.as_object_mut().map(|o| o.remove("claude_code_version"));
+            }
+            Some(v) => r["claude_code_version"] = v.clone(),
+            None => {}
+        }
         if request.get("hooks").is_some_and(|h| !h.is_null()) {
             r["hooks_applied"] = json!(true);
         }
