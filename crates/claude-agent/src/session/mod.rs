@@ -99,8 +99,9 @@ impl Session {
         config.stderr_callback = options.stderr.clone();
         let process = transport::spawn(config)?;
 
+        let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         let (outbox, outbox_reader) = Outbox::new(bridge::NOTIFICATION_BUDGET);
-        let bridge = Bridge::new(outbox);
+        let bridge = Bridge::new(outbox, Some(messages.downgrade()));
         for server in options.in_process_servers()? {
             bridge.insert(server);
         }
@@ -125,7 +126,6 @@ impl Session {
             exit: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
         });
-        let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         tokio::spawn(bridge::pump(
             outbox_reader,
             process.writer,
