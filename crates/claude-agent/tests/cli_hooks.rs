@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claude_agent::mcp::{Server, Tool};
-use claude_agent::protocol::PermissionResult;
+use claude_agent::protocol::{HookFailure, PermissionResult};
 use claude_agent::{Client, HookEvent, HookInput, HookMatcher, HookOutput, query};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::json;
@@ -274,6 +274,48 @@ async fn all_events_registered_fire_typed_and_session_hooks_never_do() {
             }
         }
         h.finish().await;
+    })
+    .await
+}
+
+/// A failing PreToolUse hook (it panics): without `onFailure` the CLI lets
+/// the tool run; with `on_failure(Block)` (CLI 2.1.332 says it honours it,
+/// so the session starts) the tool does not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_hook_set_to_block_blocks_the_tool() {
+    with_timeout(async {
+        for on_failure in [None, Some(HookFailure::Block)] {
+            let h = Harness::start(
+                MockModel::builder()
+                    .turn(Turn::tool_use("mcp__calc__add", json!({"a": 1, "b": 2})))
+                    .turn(echo_results()),
+            )
+            .await;
+            let calls = Arc::new(AtomicUsize::new(0));
+            let mut matcher = HookMatcher::new(None);
+            if let Some(f) = on_failure.clone() {
+                matcher = matcher.on_failure(f);
+            }
+            let options = h
+                .options()
+                .mcp_server(calc(calls.clone()))
+                .allowed_tools(["mcp__calc"])
+                .hook(HookEvent::PreToolUse, matcher, |_input, _ctx| async {
+                    panic!("the hook fails")
+                });
+            let (_messages, error) = drain(query("add", options)).await;
+            assert!(error.is_none(), "{error:?}");
+            let blocked = on_failure.is_some();
+            assert_eq!(
+                calls.load(Ordering::SeqCst),
+                usize::from(!blocked),
+                "{on_failure:?}"
+            );
+            let sent = h.mock().tool_results();
+            assert_eq!(sent.len(), 1);
+            assert_eq!(sent[0].is_error, blocked, "{:?}", sent[0]);
+            h.finish().await;
+        }
     })
     .await
 }

@@ -367,7 +367,12 @@ fn message_extra(message: &Message) -> &Map<String, Value> {
         Message::ActiveGoal(m) => &m.extra,
         Message::McpProgress(m) => &m.extra,
         Message::ToolProgress(m) => &m.extra,
+        Message::RateLimitEvent(m) => &m.extra,
         Message::System(s) => match s {
+            SystemMessage::CompactBoundary(m) => &m.extra,
+            SystemMessage::HookStarted(m)
+            | SystemMessage::HookProgress(m)
+            | SystemMessage::HookResponse(m) => &m.extra,
             SystemMessage::ControlRequestProgress(m) => &m.extra,
             SystemMessage::ModelRefusalFallback(m) => &m.extra,
             SystemMessage::ModelRefusalNoFallback(m) => &m.extra,
@@ -554,8 +559,15 @@ fn message_kinds_beyond_the_conversation_decode_typed_and_round_trip() {
         assert_eq!(message.session_id(), Some("s1"));
         assert_eq!(message.uuid(), Some("u1"));
     }
-    // `active_goal` with a cleared goal, and a future system subtype.
+    // `active_goal` with a cleared goal, `keep_alive`, and a future system
+    // subtype.
+    let keep_alive = json!({"type": "keep_alive"});
+    assert!(matches!(
+        Message::from_value(keep_alive.clone()),
+        Message::KeepAlive(_)
+    ));
     for v in [
+        keep_alive,
         json!({"type": "active_goal", "value": null, "uuid": "u", "session_id": "s"}),
         json!({"type": "system", "subtype": "future_thing", "uuid": "u", "session_id": "s"}),
     ] {

@@ -43,7 +43,8 @@ use crate::mcp::transport::RequestTable;
 use crate::message::UserInput;
 use crate::options::Options;
 use crate::protocol::{
-    ControlResponse, Incoming, InitializeRequest, InitializeResponse, SdkControlRequest, SdkRequest,
+    ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
+    SdkControlRequest, SdkRequest,
 };
 use crate::transport::{self, ChildHandle, LineReader, LineWriter, ShutdownTimeouts, SpawnConfig};
 use queue::{Inbox, MessageSender, json_size, message_queue};
@@ -141,9 +142,24 @@ impl Session {
 
     /// Sends `initialize` and waits for its answer.
     pub(crate) async fn initialize(&self) -> Result<InitializeResponse> {
-        self.conn
+        let response: InitializeResponse = self
+            .conn
             .request_typed(SdkRequest::Initialize(self.initialize.clone()))
-            .await
+            .await?;
+        let blocks = self.initialize.hooks.iter().flatten().flat_map(|(_, m)| m);
+        if response.hook_on_failure_supported != Some(true)
+            && blocks
+                .into_iter()
+                .any(|m| m.on_failure == Some(HookFailure::Block))
+        {
+            return Err(Error::InvalidOptions(
+                "a hook matcher sets on_failure(HookFailure::Block), but this CLI does not \
+                 say it honours it (no hook_on_failure_supported in its initialize answer): \
+                 a failing hook would let the action run"
+                    .into(),
+            ));
+        }
+        Ok(response)
     }
 
     /// Takes the user's end of the message queue (`None` while a stream

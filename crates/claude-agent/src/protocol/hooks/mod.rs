@@ -19,6 +19,17 @@ pub use output::{
     ElicitationAction, HookDecision, HookOutput, HookSpecificOutput, PermissionDecision,
 };
 
+string_enum! {
+    /// What the CLI does when a hook callback fails (`onFailure` of a
+    /// matcher): go on as if it had no opinion, or block the action.
+    pub enum HookFailure default Continue {
+        /// Go on (the CLI's behaviour without `onFailure`).
+        "continue" => Continue,
+        /// Block the action, as a `deny` would.
+        "block" => Block,
+    }
+}
+
 /// Declares [`HookEvent`], [`HookInput`], [`HookInput::event`] and the
 /// `each_input!` accessor from one list of events.
 macro_rules! hook_events {
