@@ -59,7 +59,7 @@ macro_rules! hook_events {
                 }
             }
 
-            /// The JSON object of any input, typed or not: the base fields.
+            /// The base fields of any input, typed or not.
             fn base(&self) -> Base<'_> {
                 match self {
                     $(Self::$variant(m) => Base {

@@ -23,7 +23,7 @@
 //! `--params` adds to the `bench` scenario's parameters (e.g. smaller counts).
 //!
 //! With `--client 'name|cmd'` it also runs the MCP client benchmark
-//! ([`clients`]). `--out` writes `docs/performance.md` ([`document`]),
+//! ([`clients`]). `--out` writes `docs/performance.md` ([`document`](mod@document)),
 //! `--plot` draws its PNG (feature `plot`). `scripts/bench` runs it all.
 
 mod args;
