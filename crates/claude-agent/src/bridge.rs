@@ -23,10 +23,16 @@
 //!   request with an id of its own (`mcp_notify_<n>`). The CLI acknowledges
 //!   each with an empty success, which the session ignores (no one waits
 //!   for it).
+//! * **Server → user.** The CLI does not show MCP progress to anyone, so
+//!   the bridge delivers a tool's `notifications/progress` first-hand as a
+//!   [`Message::McpProgress`] into the user's message stream, naming the
+//!   server, the tool and the model's `tool_use` id (it keeps them per call
+//!   in flight, by progress token: [`Progress`]). Progress is advisory:
+//!   when the user's queue is full it is dropped, never ending the session.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -34,8 +40,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::mcp::jsonrpc::{self, ErrorObject};
 use crate::mcp::{RequestContext, Server, Session};
+use crate::message::{McpProgress, Message};
 use crate::protocol::{McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest};
-use crate::session::queue::{ByteBudget, json_size};
+use crate::session::queue::{ByteBudget, WeakMessageSender, json_size};
 use crate::transport::LineWriter;
 
 /// How many bytes of server notifications may wait for the CLI to read its
@@ -56,14 +63,44 @@ pub(crate) struct Snapshot(HashMap<String, Arc<Entry>>);
 pub(crate) struct Bridge {
     servers: RwLock<HashMap<String, Arc<Entry>>>,
     outbox: Arc<Outbox>,
+    progress: Arc<Progress>,
 }
 
 impl Bridge {
-    /// A bridge whose servers' notifications go to `outbox`.
-    pub(crate) fn new(outbox: Arc<Outbox>) -> Self {
+    /// A bridge whose servers' notifications go to `outbox`, and their
+    /// progress also to `user` (the user's message queue), if given.
+    pub(crate) fn new(outbox: Arc<Outbox>, user: Option<WeakMessageSender>) -> Self {
         Self {
             servers: RwLock::new(HashMap::new()),
             outbox,
+            progress: Arc::new(Progress {
+                user,
+                calls: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// Whether `name` is one of the in-process servers.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(name)
+    }
+
+    /// Gives server `name` a fresh per-connection session (no log level,
+    /// no calls in flight), as a new connection would have: for a
+    /// reconnect, between the CLI dropping the old connection and opening
+    /// the new one.
+    pub(crate) fn renew_session(&self, name: &str) {
+        let server = self
+            .servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .map(|entry| entry.server.clone());
+        if let Some(server) = server {
+            self.insert(server);
         }
     }
 
@@ -71,8 +108,12 @@ impl Bridge {
     pub(crate) fn insert(&self, server: Server) {
         let name = server.name().to_owned();
         let outbox = self.outbox.clone();
+        let progress = self.progress.clone();
         let for_cli = name.clone();
-        let session = Session::with_notifier(move |message| outbox.push(&for_cli, message));
+        let session = Session::with_notifier(move |message| {
+            progress.deliver(&for_cli, &message);
+            outbox.push(&for_cli, message);
+        });
         let entry = Arc::new(Entry { server, session });
         self.servers
             .write()
@@ -134,6 +175,7 @@ impl Bridge {
             .cloned();
         let reply = match entry {
             Some(entry) => {
+                let _call = self.progress.track(&server_name, &message);
                 let ctx = RequestContext::with_session(entry.session.clone());
                 entry.server.handle(message, ctx).await
             }
@@ -155,6 +197,105 @@ impl Bridge {
                 McpMessageResponse::new,
             )
             .into_value()
+    }
+}
+
+/// The tool calls in flight that may report progress, by server and
+/// progress token, and where their progress goes.
+pub(crate) struct Progress {
+    user: Option<WeakMessageSender>,
+    calls: Mutex<HashMap<(String, String), Call>>,
+}
+
+/// What the user is told about a call's progress besides the numbers.
+#[derive(Clone)]
+struct Call {
+    tool: Option<String>,
+    tool_use_id: Option<String>,
+}
+
+/// Forgets a call when its handling ends (answered, or dropped when
+/// withdrawn).
+struct Tracked<'a> {
+    progress: &'a Progress,
+    key: (String, String),
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.progress
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&self.key);
+    }
+}
+
+/// The key of a progress token (a string or a number).
+fn token_key(token: &Value) -> String {
+    token.to_string()
+}
+
+impl Progress {
+    /// Remembers a `tools/call` with a progress token until the returned
+    /// guard drops.
+    fn track(&self, server: &str, message: &Value) -> Option<Tracked<'_>> {
+        self.user.as_ref()?;
+        if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+            return None;
+        }
+        let params = message.get("params")?;
+        let meta = params.get("_meta")?;
+        let key = (server.to_owned(), token_key(meta.get("progressToken")?));
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let call = Call {
+            tool: text(params.get("name")),
+            tool_use_id: text(meta.get("claudecode/toolUseId")),
+        };
+        self.calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key.clone(), call);
+        Some(Tracked {
+            progress: self,
+            key,
+        })
+    }
+
+    /// Delivers a server's `notifications/progress` to the user as a
+    /// [`Message::McpProgress`]; ignores every other message.
+    fn deliver(&self, server: &str, message: &Value) {
+        let Some(user) = &self.user else { return };
+        if message.get("method").and_then(Value::as_str) != Some("notifications/progress") {
+            return;
+        }
+        let Some(params) = message.get("params") else {
+            return;
+        };
+        let token = params.get("progressToken").cloned().unwrap_or(Value::Null);
+        let call = self
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&(server.to_owned(), token_key(&token)))
+            .cloned();
+        let (tool_name, tool_use_id) = call.map_or((None, None), |c| (c.tool, c.tool_use_id));
+        let progress = McpProgress {
+            server_name: Some(server.to_owned()),
+            tool_name,
+            tool_use_id,
+            progress: params.get("progress").and_then(Value::as_f64),
+            total: params.get("total").and_then(Value::as_f64),
+            message: params
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            progress_token: Some(token),
+            ..McpProgress::default()
+        };
+        let message = Message::McpProgress(progress);
+        let size = json_size(&message.to_value());
+        user.offer(message, size);
     }
 }
 
@@ -250,7 +391,7 @@ mod tests {
     #[tokio::test]
     async fn notifications_are_acknowledged_with_a_result_without_id() {
         let (outbox, _reader) = Outbox::new(1 << 20);
-        let bridge = Bridge::new(outbox);
+        let bridge = Bridge::new(outbox, None);
         bridge.insert(Server::builder("calc", "1.0.0").build());
         let ack = json!({"mcp_response": {"jsonrpc": "2.0", "result": {}}});
         let note = McpMessageRequest::new(
@@ -275,6 +416,50 @@ mod tests {
             bridge.reply(ping).await,
             json!({"mcp_response": {"jsonrpc": "2.0", "id": "p", "result": {}}})
         );
+    }
+
+    #[tokio::test]
+    async fn tool_progress_reaches_the_user_named_by_tool_and_call() {
+        use crate::mcp::{Tool, ToolContext};
+        use crate::session::queue::message_queue;
+        let (outbox, mut reader) = Outbox::new(1 << 20);
+        let (messages, mut inbox) = message_queue(1 << 20);
+        let bridge = Bridge::new(outbox, Some(messages.downgrade()));
+        let slow = Tool::raw_with_context(
+            "slow",
+            "reports progress",
+            json!({"type": "object"}),
+            |_args: Value, ctx: ToolContext| async move {
+                ctx.progress(1.0, Some(2.0), Some("half"));
+                "done"
+            },
+        );
+        bridge.insert(Server::builder("calc", "1.0.0").tool(slow).build());
+        let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "slow", "arguments": {},
+            "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 5}}});
+        let reply = bridge.reply(McpMessageRequest::new("calc", call)).await;
+        assert_eq!(
+            reply["mcp_response"]["result"]["content"][0]["text"],
+            "done"
+        );
+        let closed = CancellationToken::new();
+        let Some(Ok(Message::McpProgress(p))) = inbox.next(&closed).await else {
+            panic!("no progress message");
+        };
+        assert_eq!(
+            p.to_value(),
+            json!({"type": "mcp_progress", "server_name": "calc", "tool_name": "slow",
+                   "tool_use_id": "toolu_1", "progress_token": 5, "progress": 1,
+                   "total": 2, "message": "half"})
+        );
+        // The CLI still gets it too, and the finished call is forgotten.
+        let (_, note, _) = reader.rx.try_recv().unwrap();
+        assert_eq!(note["method"], "notifications/progress");
+        assert!(bridge.progress.calls.lock().unwrap().is_empty());
+        // Once the reader is gone, progress is dropped, not queued.
+        drop(messages);
+        assert!(inbox.next(&closed).await.is_none());
     }
 
     #[test]

@@ -10,8 +10,8 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{
-    HookEvent, HookInput, HookMatcherConfig, HookOutput, InitializeRequest, PermissionResult,
-    PermissionUpdate,
+    HookEvent, HookFailure, HookInput, HookMatcherConfig, HookOutput, InitializeRequest,
+    PermissionResult, PermissionUpdate,
 };
 
 pub(crate) type CanUseToolFn = Arc<
@@ -75,6 +75,7 @@ pub struct HookContext {
 pub struct HookMatcher {
     pub(crate) matcher: Option<String>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) on_failure: Option<HookFailure>,
     pub(crate) callbacks: Vec<HookFn>,
 }
 
@@ -83,6 +84,7 @@ impl fmt::Debug for HookMatcher {
         f.debug_struct("HookMatcher")
             .field("matcher", &self.matcher)
             .field("timeout", &self.timeout)
+            .field("on_failure", &self.on_failure)
             .field("callbacks", &self.callbacks.len())
             .finish()
     }
@@ -94,6 +96,7 @@ impl HookMatcher {
         Self {
             matcher: matcher.map(str::to_owned),
             timeout: None,
+            on_failure: None,
             callbacks: Vec::new(),
         }
     }
@@ -101,6 +104,16 @@ impl HookMatcher {
     /// How long the CLI waits for the hook (it sends whole seconds).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// What a failing callback (an error, a panic, a timeout) means:
+    /// [`HookFailure::Block`] blocks the action. The session refuses to
+    /// start with `Block` on a CLI that does not say it honours it
+    /// (`hook_on_failure_supported` in its `initialize` answer), as the
+    /// official SDKs do. Without it the CLI goes on (`Continue`).
+    pub fn on_failure(mut self, on_failure: HookFailure) -> Self {
+        self.on_failure = Some(on_failure);
         self
     }
 
@@ -139,6 +152,7 @@ impl Callbacks {
             if let Some(t) = matcher.timeout {
                 config = config.with_timeout(t.as_secs_f64().ceil() as u64);
             }
+            config.on_failure = matcher.on_failure.clone();
             init = init.with_hook(event.clone(), config);
         }
         let callbacks = Self {
@@ -172,7 +186,9 @@ mod tests {
             ),
             (
                 HookEvent::Stop,
-                HookMatcher::new(None).with_callback(hook()),
+                HookMatcher::new(None)
+                    .on_failure(HookFailure::Block)
+                    .with_callback(hook()),
             ),
         ];
         let (callbacks, init) = Callbacks::register(None, &hooks, InitializeRequest::new());
@@ -182,7 +198,7 @@ mod tests {
             init.to_value(),
             json!({"subtype": "initialize", "hooks": {
                 "PreToolUse": [{"matcher": "Bash", "hookCallbackIds": ["hook_0", "hook_1"], "timeout": 2}],
-                "Stop": [{"matcher": null, "hookCallbackIds": ["hook_2"]}],
+                "Stop": [{"matcher": null, "hookCallbackIds": ["hook_2"], "onFailure": "block"}],
             }})
         );
         let (_, none) = Callbacks::register(None, &[], InitializeRequest::new());

@@ -262,10 +262,30 @@ impl Control {
         self.typed(SdkRequest::mcp_status()).await
     }
 
-    /// Reconnects an external MCP server. For in-process servers the CLI
-    /// refuses this; use [`toggle_mcp_server`](Self::toggle_mcp_server) off and on.
+    /// Reconnects an MCP server: the CLI drops its connection and opens a
+    /// new one (a fresh `initialize` and `tools/list`).
+    ///
+    /// For an in-process server CLI 2.1.332 refuses `mcp_reconnect`
+    /// ("SDK servers should be handled in print.ts"), so this toggles it off
+    /// and on instead, with a fresh server-side session in between; the CLI
+    /// answers the second toggle once the new handshake is done. While it is
+    /// off, the CLI lists the server in `disabledMcpServers` of its config
+    /// directory's `.claude.json`; if the session ends between the two
+    /// steps, it stays listed there.
+    ///
+    /// ```no_run
+    /// # async fn run(client: claude_agent::Client) -> claude_agent::Result<()> {
+    /// client.reconnect_mcp_server("my-app").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn reconnect_mcp_server(&self, name: &str) -> Result<()> {
-        self.unit(SdkRequest::mcp_reconnect(name)).await
+        if self.conn.bridge.contains(name) {
+            self.unit(SdkRequest::mcp_toggle(name, false)).await?;
+            self.conn.bridge.renew_session(name);
+            self.unit(SdkRequest::mcp_toggle(name, true)).await
+        } else {
+            self.unit(SdkRequest::mcp_reconnect(name)).await
+        }
     }
 
     /// Disables or enables an MCP server. Enabling runs a fresh handshake.

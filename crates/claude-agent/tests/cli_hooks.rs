@@ -1,5 +1,7 @@
-//! Hook callbacks: a PreToolUse hook that blocks, and typed inputs of
-//! UserPromptSubmit, PreToolUse, PostToolUse and Stop.
+//! Hook callbacks: a PreToolUse hook that blocks, typed inputs of
+//! UserPromptSubmit, PreToolUse, PostToolUse and Stop, and all 34 events
+//! registered at once: which ones CLI 2.1.332 fires, typed, and a
+//! PermissionRequest hook's decision obeyed.
 
 mod support;
 
@@ -7,7 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claude_agent::mcp::{Server, Tool};
-use claude_agent::{HookEvent, HookInput, HookMatcher, HookOutput, query};
+use claude_agent::protocol::{HookFailure, PermissionResult};
+use claude_agent::{Client, HookEvent, HookInput, HookMatcher, HookOutput, query};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::json;
 use support::*;
@@ -173,6 +176,146 @@ async fn hooks_get_typed_inputs() {
         let body = serde_json::to_string(first.messages()).unwrap();
         assert!(body.contains("context-from-the-hook"), "{body}");
         h.finish().await;
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_events_registered_fire_typed_and_session_hooks_never_do() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use("mcp__calc__add", json!({"a": 1, "b": 1})))
+                .turn(echo_results()),
+        )
+        .await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let inputs: Inputs = Arc::default();
+        // calc is not in allowed_tools: the PermissionRequest hook decides.
+        let mut options = h.options().mcp_server(calc(calls.clone()));
+        for event in HookEvent::ALL {
+            let inputs = inputs.clone();
+            let output = match event {
+                HookEvent::PermissionRequest => HookOutput::permission_request(
+                    PermissionResult::allow_with_input(json!({"a": 1, "b": 1})),
+                ),
+                _ => HookOutput::default(),
+            };
+            options = options.hook(event, HookMatcher::new(None), move |input, ctx| {
+                inputs
+                    .lock()
+                    .unwrap()
+                    .push((input, ctx.tool_use_id.clone()));
+                let output = output.clone();
+                async move { output }
+            });
+        }
+        let client = Client::connect(options).await.expect("connect");
+        client.query("add 1 and 1").await.unwrap();
+        let (messages, error) = drain(client.receive_response()).await;
+        assert!(error.is_none(), "{error:?}");
+        assert!(!results(&messages).pop().unwrap().is_error);
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            1,
+            "the hook's allow was not obeyed"
+        );
+        client
+            .set_model(Some("claude-sonnet-4-5"))
+            .await
+            .expect("set_model");
+        client.disconnect().await.unwrap();
+
+        let inputs = inputs.lock().unwrap().clone();
+        let mut fired: Vec<String> = inputs.iter().map(|(i, _)| i.event().to_string()).collect();
+        fired.sort();
+        fired.dedup();
+        assert_eq!(
+            fired,
+            [
+                "MessageDisplay",
+                "PermissionRequest",
+                "PostModelSwitch",
+                "PostToolBatch",
+                "PostToolUse",
+                "PreModelSwitch",
+                "PreToolUse",
+                "Stop",
+                "UserPromptSubmit"
+            ],
+            "CLI 2.1.332 never sends SessionStart, SessionEnd or Setup to SDK callbacks"
+        );
+        for (input, _) in &inputs {
+            assert!(
+                !matches!(input, HookInput::Unknown(_)),
+                "untyped: {input:?}"
+            );
+            match input {
+                HookInput::PermissionRequest(p) => {
+                    assert_eq!(p.tool_name.as_deref(), Some("mcp__calc__add"));
+                    assert_eq!(input.mcp_server().unwrap().name.as_deref(), Some("calc"));
+                }
+                HookInput::PostToolBatch(b) => {
+                    let calls = b.tool_calls.as_ref().expect("tool_calls");
+                    assert_eq!(calls[0].tool_name.as_deref(), Some("mcp__calc__add"));
+                }
+                HookInput::MessageDisplay(m) => {
+                    assert!(
+                        m.delta.as_deref().is_some_and(|d| d.contains("results: 2")),
+                        "{m:?}"
+                    );
+                }
+                HookInput::PreModelSwitch(m) => {
+                    assert_eq!(m.requested_model.as_deref(), Some("claude-sonnet-4-5"));
+                    assert_eq!(m.source.as_deref(), Some("sdk"));
+                    assert!(m.to_model.is_some() && m.from_model.is_some(), "{m:?}");
+                }
+                _ => {}
+            }
+        }
+        h.finish().await;
+    })
+    .await
+}
+
+/// A failing PreToolUse hook (it panics): without `onFailure` the CLI lets
+/// the tool run; with `on_failure(Block)` (CLI 2.1.332 says it honours it,
+/// so the session starts) the tool does not run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_hook_set_to_block_blocks_the_tool() {
+    with_timeout(async {
+        for on_failure in [None, Some(HookFailure::Block)] {
+            let h = Harness::start(
+                MockModel::builder()
+                    .turn(Turn::tool_use("mcp__calc__add", json!({"a": 1, "b": 2})))
+                    .turn(echo_results()),
+            )
+            .await;
+            let calls = Arc::new(AtomicUsize::new(0));
+            let mut matcher = HookMatcher::new(None);
+            if let Some(f) = on_failure.clone() {
+                matcher = matcher.on_failure(f);
+            }
+            let options = h
+                .options()
+                .mcp_server(calc(calls.clone()))
+                .allowed_tools(["mcp__calc"])
+                .hook(HookEvent::PreToolUse, matcher, |_input, _ctx| async {
+                    panic!("the hook fails")
+                });
+            let (_messages, error) = drain(query("add", options)).await;
+            assert!(error.is_none(), "{error:?}");
+            let blocked = on_failure.is_some();
+            assert_eq!(
+                calls.load(Ordering::SeqCst),
+                usize::from(!blocked),
+                "{on_failure:?}"
+            );
+            let sent = h.mock().tool_results();
+            assert_eq!(sent.len(), 1);
+            assert_eq!(sent[0].is_error, blocked, "{:?}", sent[0]);
+            h.finish().await;
+        }
     })
     .await
 }

@@ -53,7 +53,7 @@ fn persisted_path(notice: &str) -> PathBuf {
 /// set through the Tool builder and the server's own cap raised.
 ///
 /// The pinned CLI passes MCP results inline only up to 500,000 characters,
-/// whatever the `_meta` says (measured: 500,000 inline, 500,001 persisted),
+/// whatever the `_meta` says (500,000 inline, 500,001 persisted: checked here),
 /// so the 10 MiB result is saved to a file and the model gets a notice with
 /// a preview. What is verified: a 500,000-character result of the same tool
 /// goes to the model inline (so the `_meta` arrives: the default inline
@@ -70,6 +70,10 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
                 .turn(Turn::tool_use(
                     "mcp__big__dump",
                     json!({"size": INLINE_CEILING}),
+                ))
+                .turn(Turn::tool_use(
+                    "mcp__big__dump",
+                    json!({"size": INLINE_CEILING + 1}),
                 ))
                 .turn(Turn::tool_use("mcp__big__dump", json!({"size": SIZE})))
                 .turn(Turn::text(big_text(SIZE))),
@@ -97,12 +101,23 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
         assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
 
         let sent = h.mock().tool_results();
-        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(sent.len(), 3, "{sent:?}");
         assert!(sent.iter().all(|r| !r.is_error));
         // 500,000 characters: inline, whole.
         assert_eq!(sent[0].text(), big_text(INLINE_CEILING));
+        // One more character: saved to a file, though the tool asked for
+        // 20 Mi inline (the CLI's ceiling, `CLI_MAX_RESULT_SIZE_CHARS`).
+        assert!(
+            sent[1].text().contains("<persisted-output>"),
+            "{:.300}",
+            sent[1].text()
+        );
+        assert_eq!(
+            INLINE_CEILING as u64,
+            claude_agent::mcp::server::CLI_MAX_RESULT_SIZE_CHARS
+        );
         // 10 MiB: saved by the CLI, all of it.
-        let notice = sent[1].text();
+        let notice = sent[2].text();
         assert!(notice.contains("<persisted-output>"), "{notice:.300}");
         assert!(notice.contains("BEGIN-OF-BIG-RESULT"), "{notice:.300}");
         let path = persisted_path(&notice);
@@ -120,7 +135,7 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
 
         // Our side: the tool results came back, and so did the 10 MiB answer.
         let seen = tool_results(&messages);
-        assert_eq!(seen.len(), 2);
+        assert_eq!(seen.len(), 3);
         assert_eq!(result_text(&seen[0]).len(), INLINE_CEILING);
         let last_text = messages
             .iter()

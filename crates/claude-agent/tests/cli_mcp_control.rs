@@ -5,43 +5,11 @@ mod support;
 use std::time::{Duration, Instant};
 
 use claude_agent::mcp::{Server, Tool};
-use claude_agent::protocol::{McpServerState, McpServerStatus};
-use claude_agent::{Client, McpServerConfig, Message};
+use claude_agent::protocol::McpServerState;
+use claude_agent::{Client, McpServerConfig};
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::json;
 use support::*;
-
-async fn calc_status(client: &Client) -> Option<McpServerStatus> {
-    let status = client.mcp_status().await.expect("mcp_status");
-    status.mcp_servers.into_iter().find(|s| s.name == "calc")
-}
-
-/// The CLI leaves out in-process servers still in their handshake.
-async fn wait_for_calc(client: &Client, state: McpServerState) -> McpServerStatus {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let status = calc_status(client).await;
-        if let Some(s) = &status
-            && s.status == state
-        {
-            return status.unwrap();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "calc never became {state:?}: {status:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn turn(client: &Client, prompt: &str) -> Vec<Message> {
-    client.query(prompt).await.unwrap();
-    let (messages, error) = drain(client.receive_response()).await;
-    assert!(error.is_none(), "{error:?}");
-    let result = results(&messages).pop().expect("a result");
-    assert!(!result.is_error, "{result:?}");
-    messages
-}
 
 fn tool_names(tools: &Option<Vec<claude_agent::protocol::McpToolInfo>>) -> Vec<String> {
     tools
@@ -75,12 +43,12 @@ async fn status_and_toggle_off_and_on() {
             .expect("connect");
 
         // Connected, with its tools and server info.
-        let status = wait_for_calc(&client, McpServerState::Connected).await;
+        let status = wait_for_server(&client, "calc", McpServerState::Connected).await;
         assert_eq!(tool_names(&status.tools), ["add"]);
         let info = status.server_info.expect("serverInfo");
         assert_eq!(info.name.as_deref(), Some("calc"));
         assert_eq!(info.version.as_deref(), Some("2.5.0"));
-        turn(&client, "one").await;
+        client_turn(&client, "one").await;
         let offered = |i: usize| -> Vec<String> {
             h.mock().conversation_requests()[i]
                 .tool_names()
@@ -96,9 +64,9 @@ async fn status_and_toggle_off_and_on() {
             .toggle_mcp_server("calc", false)
             .await
             .expect("toggle off");
-        let status = calc_status(&client).await.expect("calc listed");
+        let status = server_status(&client, "calc").await.expect("calc listed");
         assert_eq!(status.status, McpServerState::Disabled);
-        turn(&client, "two").await;
+        client_turn(&client, "two").await;
         assert!(offered(1).is_empty(), "{:?}", offered(1));
 
         // A tool added meanwhile appears only through a fresh handshake.
@@ -111,9 +79,9 @@ async fn status_and_toggle_off_and_on() {
             .toggle_mcp_server("calc", true)
             .await
             .expect("toggle on");
-        let status = wait_for_calc(&client, McpServerState::Connected).await;
+        let status = wait_for_server(&client, "calc", McpServerState::Connected).await;
         assert_eq!(tool_names(&status.tools), ["add", "mul"]);
-        let messages = turn(&client, "three").await;
+        let messages = client_turn(&client, "three").await;
         assert_eq!(offered(2), ["mcp__calc__add", "mcp__calc__mul"]);
         assert_eq!(
             results(&messages)[0].result.as_deref(),
@@ -164,7 +132,7 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
         )
         .await
         .expect("connect");
-        wait_for_calc(&client, McpServerState::Connected).await;
+        wait_for_server(&client, "calc", McpServerState::Connected).await;
 
         let changed = client
             .set_mcp_servers([
@@ -176,7 +144,7 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
         assert_eq!(changed.added, ["late"], "{changed:?}");
         assert!(changed.removed.is_empty(), "{changed:?}");
 
-        let messages = turn(&client, "one").await;
+        let messages = client_turn(&client, "one").await;
         let texts: Vec<String> = h.mock().tool_results().iter().map(|r| r.text()).collect();
         assert_eq!(texts, ["hello from late", "3"], "{messages:?}");
 
@@ -185,7 +153,7 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
         }));
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let status = calc_status(&client).await.expect("calc listed");
+            let status = server_status(&client, "calc").await.expect("calc listed");
             if tool_names(&status.tools).contains(&"mul".to_owned()) {
                 break;
             }
@@ -195,7 +163,7 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let messages = turn(&client, "two").await;
+        let messages = client_turn(&client, "two").await;
         assert_eq!(results(&messages)[0].result.as_deref(), Some("mul: 42"));
 
         client.disconnect().await.unwrap();

@@ -426,7 +426,10 @@ fn hook_callback_inputs() {
                 assert_eq!(p.tool_name.as_deref(), Some("mcp__calc__add"));
                 assert_eq!(p.tool_input, Some(json!({"a": 2, "b": 3})));
                 assert_eq!(p.tool_use_id, h.tool_use_id);
-                assert_eq!(p.extra["mcp_server"]["name"], json!("calc"));
+                let server = p.mcp_server.unwrap();
+                assert_eq!(server.name.as_deref(), Some("calc"));
+                assert_eq!(server.source.as_deref(), Some("sdk"));
+                assert!(p.extra.is_empty(), "{:?}", p.extra);
             }
             HookInput::PostToolUse(p) => {
                 assert_eq!(

@@ -118,7 +118,7 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
-pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
+pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;

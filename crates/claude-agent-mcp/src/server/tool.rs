@@ -22,6 +22,11 @@ use crate::types::{CallToolResult, ToolAnnotations, ToolInfo};
 /// result to a file). See [`Tool::max_result_size_chars`].
 pub const MAX_RESULT_SIZE_CHARS_META: &str = "anthropic/maxResultSizeChars";
 
+/// The most characters the Claude Code CLI (2.1.332, measured) passes to
+/// the model inline, whatever [`Tool::max_result_size_chars`] asks for:
+/// 500,000 pass whole, 500,001 are saved to a file.
+pub const CLI_MAX_RESULT_SIZE_CHARS: u64 = 500_000;
+
 /// The type-erased handler: arguments, context, "declares an output schema".
 pub(crate) type ErasedHandler =
     dyn Fn(Value, ToolContext, bool) -> BoxFuture<'static, CallToolResult> + Send + Sync;
@@ -237,17 +242,41 @@ impl Tool {
     /// Tells the Claude Code CLI it may pass results of up to `chars`
     /// characters to the model inline (`_meta["anthropic/maxResultSizeChars"]`).
     ///
-    /// By default the CLI saves results over about 50,000 characters to a
-    /// file and shows the model a preview. This is a hint to the CLI; the
-    /// cap this server itself applies is [`Tool::max_result_chars`].
+    /// Two limits apply to a result, in this order (see "Limits" in
+    /// `docs/mcp-servers.md`):
+    /// 1. this server's own cut, [`Tool::max_result_chars`] (default
+    ///    [`DEFAULT_MAX_RESULT_CHARS`](super::limits::DEFAULT_MAX_RESULT_CHARS),
+    ///    1 Mi): text past it is cut and never leaves the process;
+    /// 2. the CLI's inline limit, this hint: by default the CLI saves a
+    ///    result over 50,000 characters to a file and shows the model a
+    ///    2 KB preview and the file's path.
+    ///
+    /// The Claude Code CLI (2.1.332) honours this hint only up to
+    /// [`CLI_MAX_RESULT_SIZE_CHARS`] (500,000): any larger value acts as
+    /// 500,000, so no result over 500,000 characters reaches the model
+    /// whole. A larger value is still sent (a later CLI may honour it) and a
+    /// warning is logged. For a result of `n <= 500_000` characters to reach
+    /// the model whole, set this to at least `n` and keep
+    /// [`Tool::max_result_chars`] at least `n` (the default is).
     pub fn max_result_size_chars(self, chars: u64) -> Self {
+        if chars > CLI_MAX_RESULT_SIZE_CHARS {
+            tracing::warn!(
+                tool = self.name(),
+                chars,
+                "max_result_size_chars: the Claude Code CLI passes at most {} characters \
+                 inline; larger results are saved to a file",
+                CLI_MAX_RESULT_SIZE_CHARS
+            );
+        }
         self.meta(MAX_RESULT_SIZE_CHARS_META, chars)
     }
 
     /// Caps this tool's results at `chars` characters, all their parts
     /// counted (overriding the server's
     /// [`max_result_chars`](super::ServerBuilder::max_result_chars), which
-    /// says how).
+    /// says how): this server's own cut, applied before the result leaves
+    /// the process. Whether the CLI then shows the model the result inline
+    /// or as a file is decided by [`Tool::max_result_size_chars`].
     pub fn max_result_chars(mut self, chars: usize) -> Self {
         self.max_result_chars = Some(chars);
         self

@@ -24,9 +24,11 @@
 
 mod assistant;
 mod content;
+mod events;
 mod result;
 mod stream;
 mod system;
+mod system_events;
 #[cfg(test)]
 mod tests;
 mod user;
@@ -42,6 +44,9 @@ pub use content::{
     ServerToolResultBlock, ServerToolUseBlock, TextBlock, ThinkingBlock, ToolResultBlock,
     ToolUseBlock,
 };
+pub use events::{
+    ActiveGoal, AuthStatus, ConversationReset, McpProgress, PromptSuggestion, ToolUseSummary,
+};
 pub use result::{ModelUsage, PermissionDenial, ResultMessage, ResultSubtype, TerminalReason};
 pub use stream::{
     ApiStreamEvent, CommandLifecycle, CommandState, ContentBlockDelta, ContentBlockStart,
@@ -49,66 +54,129 @@ pub use stream::{
     RateLimitEvent, SignatureDelta, StreamEvent, TextDelta, ThinkingDelta, ToolProgress,
 };
 pub use system::{
-    ApiRetry, BackgroundTasksChanged, CompactBoundary, HookEventMessage, Informational,
-    InitMcpServer, Notification, PermissionDenied, SessionState, SessionStateChanged, SystemInit,
-    SystemMessage, SystemStatus, TaskEventMessage, ThinkingTokens,
+    ApiRetry, BackgroundTasksChanged, CommandsChanged, CompactBoundary, ControlRequestProgress,
+    ElicitationComplete, FileFailure, FilesPersisted, HookEventMessage, Informational,
+    InitMcpServer, LocalCommandOutput, MemoryRecall, MirrorError, ModelRefusalFallback,
+    ModelRefusalNoFallback, Notification, PermissionDenied, PersistedFile, PluginInstall,
+    RecalledMemory, SessionState, SessionStateChanged, SessionTitleChanged, SessionWritesLost,
+    SystemInit, SystemMessage, SystemStatus, TaskEventMessage, ThinkingTokens, WorkerShuttingDown,
 };
 pub use user::{Priority, UserBody, UserInput, UserMessage};
 
 use wire::{Wire, str_at};
 
-/// One message the CLI wrote on stdout (control envelopes excluded; see
-/// [`crate::protocol::Incoming`] for the classification of a whole line).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum Message {
-    /// `system`: metadata and events, by subtype.
-    System(SystemMessage),
+/// Declares [`Message`] and its accessors from one list of top-level
+/// types; every payload but `system` and `keep_alive` has `session_id` and
+/// `uuid` fields.
+macro_rules! messages {
+    ($($(#[$m:meta])* $wire:literal => $variant:ident($inner:ty)),* $(,)?) => {
+        /// One message the CLI wrote on stdout (control envelopes excluded; see
+        /// [`crate::protocol::Incoming`] for the classification of a whole line),
+        /// or one the SDK made itself ([`Message::McpProgress`]).
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum Message {
+            /// `system`: metadata and events, by subtype.
+            System(SystemMessage),
+            $($(#[$m])* $variant($inner),)*
+            /// `keep_alive`: ignore it.
+            KeepAlive(KeepAlive),
+            /// Any other JSON (unknown `type`, missing required fields, not an object).
+            Unknown(Value),
+        }
+
+        impl Message {
+            /// Decodes one JSON value; never fails. Strings and containers are moved,
+            /// not copied.
+            pub fn from_value(value: Value) -> Self {
+                let kind = match &value {
+                    Value::Object(map) => str_at(map, "type"),
+                    _ => None,
+                };
+                let decoded = match kind {
+                    Some("system") => Ok(Self::System(SystemMessage::from_value(value))),
+                    $(Some($wire) => <$inner>::from_wire(value).map(Self::$variant),)*
+                    Some("keep_alive") => KeepAlive::from_wire(value).map(Self::KeepAlive),
+                    _ => Err(value),
+                };
+                decoded.unwrap_or_else(Self::Unknown)
+            }
+
+            /// The top-level `type`.
+            pub fn message_type(&self) -> Option<&str> {
+                Some(match self {
+                    Self::System(_) => "system",
+                    $(Self::$variant(_) => $wire,)*
+                    Self::KeepAlive(_) => "keep_alive",
+                    Self::Unknown(v) => return v.get("type").and_then(Value::as_str),
+                })
+            }
+
+            /// The `session_id`, when the message carries one.
+            pub fn session_id(&self) -> Option<&str> {
+                match self {
+                    Self::System(m) => m.session_id(),
+                    $(Self::$variant(m) => m.session_id.as_deref(),)*
+                    Self::KeepAlive(_) => None,
+                    Self::Unknown(v) => v.get("session_id").and_then(Value::as_str),
+                }
+            }
+
+            /// The message's `uuid`, when it carries one.
+            pub fn uuid(&self) -> Option<&str> {
+                match self {
+                    Self::System(m) => m.uuid(),
+                    $(Self::$variant(m) => m.uuid.as_deref(),)*
+                    Self::KeepAlive(_) => None,
+                    Self::Unknown(v) => v.get("uuid").and_then(Value::as_str),
+                }
+            }
+        }
+
+        impl Serialize for Message {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    Self::System(m) => m.serialize(s),
+                    $(Self::$variant(m) => m.serialize(s),)*
+                    Self::KeepAlive(m) => m.serialize(s),
+                    Self::Unknown(v) => v.serialize(s),
+                }
+            }
+        }
+    };
+}
+
+messages! {
     /// `assistant`: one model content block.
-    Assistant(AssistantMessage),
+    "assistant" => Assistant(AssistantMessage),
     /// `user`: tool results, replays, synthetic messages.
-    User(UserMessage),
+    "user" => User(UserMessage),
     /// `result`: the end of a turn.
-    Result(ResultMessage),
+    "result" => Result(ResultMessage),
     /// `stream_event`: a raw API stream event.
-    StreamEvent(StreamEvent),
+    "stream_event" => StreamEvent(StreamEvent),
     /// `tool_progress`: progress or heartbeat of a running tool.
-    ToolProgress(ToolProgress),
+    "tool_progress" => ToolProgress(ToolProgress),
     /// `command_lifecycle`: progress of a user message sent with a `uuid`.
-    CommandLifecycle(CommandLifecycle),
+    "command_lifecycle" => CommandLifecycle(CommandLifecycle),
     /// `rate_limit_event`.
-    RateLimitEvent(RateLimitEvent),
-    /// `keep_alive`: ignore it.
-    KeepAlive(KeepAlive),
-    /// Any other JSON (unknown `type`, missing required fields, not an object).
-    Unknown(Value),
+    "rate_limit_event" => RateLimitEvent(RateLimitEvent),
+    /// `auth_status`: authentication progress.
+    "auth_status" => AuthStatus(AuthStatus),
+    /// `tool_use_summary`: a summary of preceding tool calls.
+    "tool_use_summary" => ToolUseSummary(ToolUseSummary),
+    /// `prompt_suggestion`: a suggested next prompt.
+    "prompt_suggestion" => PromptSuggestion(PromptSuggestion),
+    /// `conversation_reset`: the conversation started over.
+    "conversation_reset" => ConversationReset(ConversationReset),
+    /// `active_goal`: the session's goal changed.
+    "active_goal" => ActiveGoal(ActiveGoal),
+    /// `mcp_progress`: progress of an in-process tool, delivered by the SDK
+    /// itself (never from the CLI).
+    "mcp_progress" => McpProgress(McpProgress),
 }
 
 impl Message {
-    /// Decodes one JSON value; never fails. Strings and containers are moved,
-    /// not copied.
-    pub fn from_value(value: Value) -> Self {
-        let kind = match &value {
-            Value::Object(map) => str_at(map, "type"),
-            _ => None,
-        };
-        let decoded = match kind {
-            Some("system") => Ok(Self::System(SystemMessage::from_value(value))),
-            Some("assistant") => AssistantMessage::from_wire(value).map(Self::Assistant),
-            Some("user") => UserMessage::from_wire(value).map(Self::User),
-            Some("result") => ResultMessage::from_wire(value).map(Self::Result),
-            Some("stream_event") => StreamEvent::from_wire(value).map(Self::StreamEvent),
-            Some("tool_progress") => ToolProgress::from_wire(value).map(Self::ToolProgress),
-            Some("command_lifecycle") => {
-                CommandLifecycle::from_wire(value).map(Self::CommandLifecycle)
-            }
-            Some("rate_limit_event") => RateLimitEvent::from_wire(value).map(Self::RateLimitEvent),
-            Some("keep_alive") => KeepAlive::from_wire(value).map(Self::KeepAlive),
-            _ => Err(value),
-        };
-        decoded.unwrap_or_else(Self::Unknown)
-    }
-
     /// Parses and decodes one line of JSON.
     pub fn from_slice(line: &[u8]) -> serde_json::Result<Self> {
         serde_json::from_slice(line).map(Self::from_value)
@@ -117,54 +185,6 @@ impl Message {
     /// Encodes as JSON; equal to the value it was decoded from.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
-    }
-
-    /// The top-level `type`.
-    pub fn message_type(&self) -> Option<&str> {
-        Some(match self {
-            Self::System(_) => "system",
-            Self::Assistant(_) => "assistant",
-            Self::User(_) => "user",
-            Self::Result(_) => "result",
-            Self::StreamEvent(_) => "stream_event",
-            Self::ToolProgress(_) => "tool_progress",
-            Self::CommandLifecycle(_) => "command_lifecycle",
-            Self::RateLimitEvent(_) => "rate_limit_event",
-            Self::KeepAlive(_) => "keep_alive",
-            Self::Unknown(v) => return v.get("type").and_then(Value::as_str),
-        })
-    }
-
-    /// The `session_id`, when the message carries one.
-    pub fn session_id(&self) -> Option<&str> {
-        match self {
-            Self::System(m) => m.session_id(),
-            Self::Assistant(m) => m.session_id.as_deref(),
-            Self::User(m) => m.session_id.as_deref(),
-            Self::Result(m) => m.session_id.as_deref(),
-            Self::StreamEvent(m) => m.session_id.as_deref(),
-            Self::ToolProgress(m) => m.session_id.as_deref(),
-            Self::CommandLifecycle(m) => m.session_id.as_deref(),
-            Self::RateLimitEvent(m) => m.session_id.as_deref(),
-            Self::KeepAlive(_) => None,
-            Self::Unknown(v) => v.get("session_id").and_then(Value::as_str),
-        }
-    }
-
-    /// The message's `uuid`, when it carries one.
-    pub fn uuid(&self) -> Option<&str> {
-        match self {
-            Self::Assistant(m) => m.uuid.as_deref(),
-            Self::User(m) => m.uuid.as_deref(),
-            Self::Result(m) => m.uuid.as_deref(),
-            Self::StreamEvent(m) => m.uuid.as_deref(),
-            Self::ToolProgress(m) => m.uuid.as_deref(),
-            Self::CommandLifecycle(m) => m.uuid.as_deref(),
-            Self::RateLimitEvent(m) => m.uuid.as_deref(),
-            Self::KeepAlive(_) => None,
-            Self::System(m) => system_uuid(m),
-            Self::Unknown(v) => v.get("uuid").and_then(Value::as_str),
-        }
     }
 
     /// Whether this is the `result` that ends a turn.
@@ -193,46 +213,6 @@ impl Message {
         match self {
             Self::System(SystemMessage::Init(m)) => Some(m),
             _ => None,
-        }
-    }
-}
-
-fn system_uuid(m: &SystemMessage) -> Option<&str> {
-    match m {
-        SystemMessage::Init(m) => m.uuid.as_deref(),
-        SystemMessage::Status(m) => m.uuid.as_deref(),
-        SystemMessage::ApiRetry(m) => m.uuid.as_deref(),
-        SystemMessage::SessionStateChanged(m) => m.uuid.as_deref(),
-        SystemMessage::PermissionDenied(m) => m.uuid.as_deref(),
-        SystemMessage::Informational(m) => m.uuid.as_deref(),
-        SystemMessage::Notification(m) => m.uuid.as_deref(),
-        SystemMessage::ThinkingTokens(m) => m.uuid.as_deref(),
-        SystemMessage::CompactBoundary(m) => m.uuid.as_deref(),
-        SystemMessage::BackgroundTasksChanged(m) => m.uuid.as_deref(),
-        SystemMessage::HookStarted(m)
-        | SystemMessage::HookProgress(m)
-        | SystemMessage::HookResponse(m) => m.uuid.as_deref(),
-        SystemMessage::TaskStarted(m)
-        | SystemMessage::TaskProgress(m)
-        | SystemMessage::TaskUpdated(m)
-        | SystemMessage::TaskNotification(m) => m.uuid.as_deref(),
-        SystemMessage::Unknown(v) => v.get("uuid").and_then(Value::as_str),
-    }
-}
-
-impl Serialize for Message {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Self::System(m) => m.serialize(s),
-            Self::Assistant(m) => m.serialize(s),
-            Self::User(m) => m.serialize(s),
-            Self::Result(m) => m.serialize(s),
-            Self::StreamEvent(m) => m.serialize(s),
-            Self::ToolProgress(m) => m.serialize(s),
-            Self::CommandLifecycle(m) => m.serialize(s),
-            Self::RateLimitEvent(m) => m.serialize(s),
-            Self::KeepAlive(m) => m.serialize(s),
-            Self::Unknown(v) => v.serialize(s),
         }
     }
 }

@@ -153,6 +153,13 @@ wire_struct! {
         opt elapsed_time_seconds: f64 = "elapsed_time_seconds",
         /// Whether this is a keep-alive heartbeat.
         opt heartbeat: bool = "heartbeat",
+        /// The background task the tool runs in.
+        opt task_id: String = "task_id",
+        /// The subagent type, for a subagent's tool.
+        opt subagent_type: String = "subagent_type",
+        /// A subagent's API retry: `{agent_id, attempt, max_retries,
+        /// retry_delay_ms, error_status, error_category}`.
+        opt subagent_retry: Value = "subagent_retry",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.

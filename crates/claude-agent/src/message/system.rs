@@ -1,98 +1,121 @@
 //! `{"type":"system", "subtype":…}` messages.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::wire::{string_enum, wire_enum, wire_struct};
 use crate::protocol::{McpServerState, PermissionMode};
 
-wire_enum! {
-    /// A `system` message, by `subtype`. Unknown subtypes (and known ones
-    /// whose required fields are missing) are kept whole in
-    /// [`SystemMessage::Unknown`].
-    pub enum SystemMessage on "subtype" {
-        /// `init`: sent at the start of every turn (not at process start).
-        "init" => Init(SystemInit),
-        /// `status`: `requesting` before API calls, compaction progress, mode changes.
-        "status" => Status(SystemStatus),
-        /// `api_retry`: an API call failed and will be retried.
-        "api_retry" => ApiRetry(ApiRetry),
-        /// `session_state_changed`: `running` / `idle` / `requires_action`.
-        "session_state_changed" => SessionStateChanged(SessionStateChanged),
-        /// `permission_denied`: a tool call was denied without asking.
-        "permission_denied" => PermissionDenied(PermissionDenied),
-        /// `informational`: a message for the user (e.g. a failed hook callback).
-        "informational" => Informational(Informational),
-        /// `notification`: a UI notification.
-        "notification" => Notification(Notification),
-        /// `thinking_tokens`: running estimate of thinking tokens.
-        "thinking_tokens" => ThinkingTokens(ThinkingTokens),
-        /// `compact_boundary`: the conversation was compacted here.
-        "compact_boundary" => CompactBoundary(CompactBoundary),
-        /// `background_tasks_changed`: the list of background tasks changed.
-        "background_tasks_changed" => BackgroundTasksChanged(BackgroundTasksChanged),
-        /// `hook_started` (shell hooks, with `--include-hook-events`).
-        "hook_started" => HookStarted(HookEventMessage),
-        /// `hook_progress`.
-        "hook_progress" => HookProgress(HookEventMessage),
-        /// `hook_response`.
-        "hook_response" => HookResponse(HookEventMessage),
-        /// `task_started` (background agents).
-        "task_started" => TaskStarted(TaskEventMessage),
-        /// `task_progress`.
-        "task_progress" => TaskProgress(TaskEventMessage),
-        /// `task_updated`.
-        "task_updated" => TaskUpdated(TaskEventMessage),
-        /// `task_notification`.
-        "task_notification" => TaskNotification(TaskEventMessage),
-    }
+pub use super::system_events::{
+    CommandsChanged, ControlRequestProgress, ElicitationComplete, FileFailure, FilesPersisted,
+    LocalCommandOutput, MemoryRecall, MirrorError, ModelRefusalFallback, ModelRefusalNoFallback,
+    PersistedFile, PluginInstall, RecalledMemory, SessionTitleChanged, SessionWritesLost,
+    WorkerShuttingDown,
+};
+
+/// Declares [`SystemMessage`] and its accessors from one list of subtypes;
+/// every payload struct has `session_id` and `uuid` fields.
+macro_rules! system_messages {
+    ($($(#[$m:meta])* $wire:literal => $variant:ident($inner:ty)),* $(,)?) => {
+        wire_enum! {
+            /// A `system` message, by `subtype`. Unknown subtypes (and known ones
+            /// whose required fields are missing) are kept whole in
+            /// [`SystemMessage::Unknown`].
+            pub enum SystemMessage on "subtype" {
+                $($(#[$m])* $wire => $variant($inner),)*
+            }
+        }
+
+        impl SystemMessage {
+            /// The `subtype`.
+            pub fn subtype(&self) -> Option<&str> {
+                match self {
+                    $(Self::$variant(_) => Some($wire),)*
+                    Self::Unknown(v) => v.get("subtype").and_then(Value::as_str),
+                }
+            }
+
+            /// The `session_id`.
+            pub fn session_id(&self) -> Option<&str> {
+                match self {
+                    $(Self::$variant(m) => m.session_id.as_deref(),)*
+                    Self::Unknown(v) => v.get("session_id").and_then(Value::as_str),
+                }
+            }
+
+            /// The message's `uuid`.
+            pub fn uuid(&self) -> Option<&str> {
+                match self {
+                    $(Self::$variant(m) => m.uuid.as_deref(),)*
+                    Self::Unknown(v) => v.get("uuid").and_then(Value::as_str),
+                }
+            }
+        }
+    };
 }
 
-impl SystemMessage {
-    /// The `subtype`.
-    pub fn subtype(&self) -> Option<&str> {
-        Some(match self {
-            Self::Init(_) => "init",
-            Self::Status(_) => "status",
-            Self::ApiRetry(_) => "api_retry",
-            Self::SessionStateChanged(_) => "session_state_changed",
-            Self::PermissionDenied(_) => "permission_denied",
-            Self::Informational(_) => "informational",
-            Self::Notification(_) => "notification",
-            Self::ThinkingTokens(_) => "thinking_tokens",
-            Self::CompactBoundary(_) => "compact_boundary",
-            Self::BackgroundTasksChanged(_) => "background_tasks_changed",
-            Self::HookStarted(m) | Self::HookProgress(m) | Self::HookResponse(m) => &m.subtype,
-            Self::TaskStarted(m)
-            | Self::TaskProgress(m)
-            | Self::TaskUpdated(m)
-            | Self::TaskNotification(m) => &m.subtype,
-            Self::Unknown(v) => return v.get("subtype").and_then(Value::as_str),
-        })
-    }
-
-    /// The `session_id`.
-    pub fn session_id(&self) -> Option<&str> {
-        match self {
-            Self::Init(m) => m.session_id.as_deref(),
-            Self::Status(m) => m.session_id.as_deref(),
-            Self::ApiRetry(m) => m.session_id.as_deref(),
-            Self::SessionStateChanged(m) => m.session_id.as_deref(),
-            Self::PermissionDenied(m) => m.session_id.as_deref(),
-            Self::Informational(m) => m.session_id.as_deref(),
-            Self::Notification(m) => m.session_id.as_deref(),
-            Self::ThinkingTokens(m) => m.session_id.as_deref(),
-            Self::CompactBoundary(m) => m.session_id.as_deref(),
-            Self::BackgroundTasksChanged(m) => m.session_id.as_deref(),
-            Self::HookStarted(m) | Self::HookProgress(m) | Self::HookResponse(m) => {
-                m.session_id.as_deref()
-            }
-            Self::TaskStarted(m)
-            | Self::TaskProgress(m)
-            | Self::TaskUpdated(m)
-            | Self::TaskNotification(m) => m.session_id.as_deref(),
-            Self::Unknown(v) => v.get("session_id").and_then(Value::as_str),
-        }
-    }
+system_messages! {
+    /// `init`: sent at the start of every turn (not at process start).
+    "init" => Init(SystemInit),
+    /// `status`: `requesting` before API calls, compaction progress, mode changes.
+    "status" => Status(SystemStatus),
+    /// `api_retry`: an API call failed and will be retried.
+    "api_retry" => ApiRetry(ApiRetry),
+    /// `session_state_changed`: `running` / `idle` / `requires_action`.
+    "session_state_changed" => SessionStateChanged(SessionStateChanged),
+    /// `permission_denied`: a tool call was denied without asking.
+    "permission_denied" => PermissionDenied(PermissionDenied),
+    /// `informational`: a message for the user (e.g. a failed hook callback).
+    "informational" => Informational(Informational),
+    /// `notification`: a UI notification.
+    "notification" => Notification(Notification),
+    /// `thinking_tokens`: running estimate of thinking tokens.
+    "thinking_tokens" => ThinkingTokens(ThinkingTokens),
+    /// `compact_boundary`: the conversation was compacted here.
+    "compact_boundary" => CompactBoundary(CompactBoundary),
+    /// `background_tasks_changed`: the list of background tasks changed.
+    "background_tasks_changed" => BackgroundTasksChanged(BackgroundTasksChanged),
+    /// `hook_started` (shell hooks, with `--include-hook-events`).
+    "hook_started" => HookStarted(HookEventMessage),
+    /// `hook_progress`.
+    "hook_progress" => HookProgress(HookEventMessage),
+    /// `hook_response`.
+    "hook_response" => HookResponse(HookEventMessage),
+    /// `task_started` (background agents and shell tasks).
+    "task_started" => TaskStarted(TaskEventMessage),
+    /// `task_progress`.
+    "task_progress" => TaskProgress(TaskEventMessage),
+    /// `task_updated` (the new state is in `patch`).
+    "task_updated" => TaskUpdated(TaskEventMessage),
+    /// `task_notification`.
+    "task_notification" => TaskNotification(TaskEventMessage),
+    /// `control_request_progress`: a control request is being worked on.
+    "control_request_progress" => ControlRequestProgress(ControlRequestProgress),
+    /// `model_refusal_fallback`: the model refused; another model answers.
+    "model_refusal_fallback" => ModelRefusalFallback(ModelRefusalFallback),
+    /// `model_refusal_no_fallback`: the model refused; no fallback.
+    "model_refusal_no_fallback" => ModelRefusalNoFallback(ModelRefusalNoFallback),
+    /// `local_command_output`: output of a local slash command.
+    "local_command_output" => LocalCommandOutput(LocalCommandOutput),
+    /// `plugin_install`: plugin installation progress.
+    "plugin_install" => PluginInstall(PluginInstall),
+    /// `worker_shutting_down`: the CLI is shutting down.
+    "worker_shutting_down" => WorkerShuttingDown(WorkerShuttingDown),
+    /// `commands_changed`: the slash commands changed.
+    "commands_changed" => CommandsChanged(CommandsChanged),
+    /// `files_persisted`: files were uploaded.
+    "files_persisted" => FilesPersisted(FilesPersisted),
+    /// `memory_recall`: memories were recalled.
+    "memory_recall" => MemoryRecall(MemoryRecall),
+    /// `elicitation_complete`: an MCP server's URL elicitation finished.
+    "elicitation_complete" => ElicitationComplete(ElicitationComplete),
+    /// `mirror_error`: a session-store mirror write failed (made by the
+    /// official SDKs; decoded if a peer sends it).
+    "mirror_error" => MirrorError(MirrorError),
+    /// `session_writes_lost`: transcript writes failed (disk full).
+    "session_writes_lost" => SessionWritesLost(SessionWritesLost),
+    /// `session_title_changed`: the session's title changed (not typed by
+    /// either official SDK; CLI 2.1.332 sends it).
+    "session_title_changed" => SessionTitleChanged(SessionTitleChanged),
 }
 
 wire_struct! {
@@ -151,6 +174,10 @@ wire_struct! {
         opt status: String = "status",
         /// The new permission mode, after `set_permission_mode`.
         opt permission_mode: PermissionMode = "permissionMode",
+        /// `success` or `failed`, after compaction.
+        opt compact_result: String = "compact_result",
+        /// Why compaction failed.
+        opt compact_error: String = "compact_error",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.
@@ -213,6 +240,12 @@ wire_struct! {
         opt tool_use_id: String = "tool_use_id",
         /// The denial text.
         opt message: String = "message",
+        /// The subagent whose call was denied.
+        opt agent_id: String = "agent_id",
+        /// Kind of the reason (`rule`, `mode`, `classifier`, …).
+        opt decision_reason_type: String = "decision_reason_type",
+        /// The reason.
+        opt decision_reason: String = "decision_reason",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.
@@ -229,6 +262,10 @@ wire_struct! {
         opt level: String = "level",
         /// A machine tag, e.g. `hook_callback_failed`.
         opt tag: String = "tag",
+        /// The tool call it is about.
+        opt tool_use_id: String = "tool_use_id",
+        /// Whether the turn stops after it.
+        opt prevent_continuation: bool = "prevent_continuation",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.
@@ -243,8 +280,12 @@ wire_struct! {
         opt key: String = "key",
         /// The text.
         opt text: String = "text",
-        /// `immediate`, …
+        /// `low`, `medium`, `high`, `immediate`.
         opt priority: String = "priority",
+        /// Display color.
+        opt color: String = "color",
+        /// How long to show it.
+        opt timeout_ms: u64 = "timeout_ms",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.
@@ -332,10 +373,32 @@ wire_struct! {
         opt description: String = "description",
         /// `completed`, `failed`, `stopped`, … (`task_notification`).
         opt status: String = "status",
-        /// Summary (`task_notification`).
+        /// Summary (`task_notification`, `task_progress`).
         opt summary: String = "summary",
-        /// Token usage so far.
+        /// Token usage so far: `{total_tokens, tool_uses, duration_ms}`.
         opt usage: Value = "usage",
+        /// The run of the task (a task may run more than once).
+        opt run_id: String = "run_id",
+        /// `task_updated`: what changed, `{status, description, end_time,
+        /// total_paused_ms, error, is_backgrounded}` (a stopped task's
+        /// status is only here).
+        opt patch: Map<String, Value> = "patch",
+        /// `task_notification`: the file holding the task's output.
+        opt output_file: String = "output_file",
+        /// `task_notification`: why (`worker_restart`).
+        opt reason: String = "reason",
+        /// The subagent type.
+        opt subagent_type: String = "subagent_type",
+        /// `local_bash`, `local_agent`, …
+        opt task_type: String = "task_type",
+        /// Whether it runs in the background.
+        opt is_backgrounded: bool = "is_backgrounded",
+        /// The task that started it.
+        opt parent_task_id: String = "parent_task_id",
+        /// `task_progress`: the last tool it used.
+        opt last_tool_name: String = "last_tool_name",
+        /// `task_started`: the subagent's prompt.
+        opt prompt: String = "prompt",
         /// The session id.
         opt session_id: String = "session_id",
         /// The message's uuid.

@@ -31,10 +31,17 @@ pub use envelope::{
     ControlSuccess, Incoming, SdkControlRequest,
 };
 pub use hooks::{
-    HookDecision, HookEvent, HookInput, HookOutput, HookSpecificOutput, NotificationInput,
-    PermissionDecision, PermissionRequestInput, PostToolUseFailureInput, PostToolUseInput,
-    PreCompactInput, PreToolUseInput, SessionEndInput, SessionStartInput, StopInput,
-    SubagentStartInput, SubagentStopInput, UserPromptSubmitInput,
+    BackgroundTaskSummary, ConfigChangeInput, CwdChangedInput, DirectoryAddedInput,
+    ElicitationAction, ElicitationInput, ElicitationResultInput, FileChangedInput, HookDecision,
+    HookEffort, HookEvent, HookFailure, HookInput, HookOutput, HookSpecificOutput,
+    InstructionsLoadedInput, McpServerProvenance, MessageDisplayInput, NotificationInput,
+    PermissionDecision, PermissionDeniedInput, PermissionRequestInput, PostCompactInput,
+    PostModelSwitchInput, PostToolBatchInput, PostToolBatchToolCall, PostToolUseFailureInput,
+    PostToolUseInput, PreCompactInput, PreModelSwitchInput, PreSkillShellCommandInput,
+    PreToolUseInput, SessionCronSummary, SessionEndInput, SessionStartInput, SetupInput,
+    StopFailureInput, StopInput, SubagentStartInput, SubagentStopInput, TaskCompletedInput,
+    TaskCreatedInput, TeammateIdleInput, UserPromptExpansionInput, UserPromptSubmitInput,
+    WorktreeCreateInput, WorktreeRemoveInput,
 };
 pub use mcp_config::{
     HttpServerConfig, McpServerConfig, SdkServerConfig, SseServerConfig, StdioServerConfig,

@@ -377,3 +377,19 @@ impl<'de> Deserialize<'de> for PermissionResult {
         })
     }
 }
+
+/// As a field of a wire struct (a `PermissionRequest` hook's `decision`):
+/// accepted only when it comes back unchanged, so that a decision with
+/// fields this type does not model stays raw in the struct's `extra`.
+impl Wire for PermissionResult {
+    fn from_wire(v: Value) -> Result<Self, Value> {
+        if Self::accepts(&v) {
+            Self::from_value(v)
+        } else {
+            Err(v)
+        }
+    }
+    fn accepts(v: &Value) -> bool {
+        Self::from_value(v.clone()).is_ok_and(|r| &r.to_value() == v)
+    }
+}

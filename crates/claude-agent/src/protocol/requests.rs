@@ -12,7 +12,7 @@ use super::controls::{
     SeedReadStateRequest, SetMcpPermissionModeOverrideRequest, ThinkingDisplay,
     UpdateSettingsRequest,
 };
-use super::hooks::{HookEvent, HookInput};
+use super::hooks::{HookEvent, HookFailure, HookInput};
 use super::mcp_config::McpServerConfig;
 use super::permission::{PermissionMode, PermissionUpdate};
 use crate::message::wire::{wire_enum, wire_struct};
@@ -141,6 +141,9 @@ wire_struct! {
         req hook_callback_ids: Vec<String> = "hookCallbackIds",
         /// Timeout in seconds.
         opt timeout: u64 = "timeout",
+        /// What a failed callback means (CLIs that answer `initialize` with
+        /// `hook_on_failure_supported: true` honour it).
+        opt on_failure: HookFailure = "onFailure",
     }
 }
 

@@ -44,7 +44,8 @@ use crate::mcp::transport::RequestTable;
 use crate::message::UserInput;
 use crate::options::Options;
 use crate::protocol::{
-    ControlResponse, Incoming, InitializeRequest, InitializeResponse, SdkControlRequest, SdkRequest,
+    ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
+    SdkControlRequest, SdkRequest,
 };
 use crate::transport::{self, ChildHandle, LineReader, LineWriter, ShutdownTimeouts, SpawnConfig};
 use queue::{Inbox, MessageSender, json_size, message_queue};
@@ -110,8 +111,9 @@ impl Session {
         config.stderr_callback = options.stderr.clone();
         let process = transport::spawn(config)?;
 
+        let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         let (outbox, outbox_reader) = Outbox::new(bridge::NOTIFICATION_BUDGET);
-        let bridge = Bridge::new(outbox);
+        let bridge = Bridge::new(outbox, Some(messages.downgrade()));
         for server in options.in_process_servers()? {
             bridge.insert(server);
         }
@@ -138,7 +140,6 @@ impl Session {
             shutting_down: AtomicBool::new(false),
             verbatim: options.verbatim_prompts,
         });
-        let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         tokio::spawn(bridge::pump(
             outbox_reader,
             process.writer,
@@ -174,6 +175,20 @@ impl Session {
         if let Err(e) = cli_version::check(version, self.cli_version_policy) {
             self.conn.shutdown().await;
             return Err(e);
+        }
+        let blocks = self.initialize.hooks.iter().flatten().flat_map(|(_, m)| m);
+        if init.hook_on_failure_supported != Some(true)
+            && blocks
+                .into_iter()
+                .any(|m| m.on_failure == Some(HookFailure::Block))
+        {
+            self.conn.shutdown().await;
+            return Err(Error::InvalidOptions(
+                "a hook matcher sets on_failure(HookFailure::Block), but this CLI does not \
+                 say it honours it (no hook_on_failure_supported in its initialize answer): \
+                 a failing hook would let the action run"
+                    .into(),
+            ));
         }
         Ok(init)
     }

@@ -110,6 +110,35 @@ pub(crate) struct MessageSender {
     budget: Arc<ByteBudget>,
 }
 
+/// A handle that does not keep the queue open: for messages the SDK makes
+/// itself ([`McpProgress`](crate::message::McpProgress)) from inside a
+/// tool. Once the reader has ended, what is offered is dropped.
+#[derive(Clone)]
+pub(crate) struct WeakMessageSender {
+    tx: mpsc::WeakUnboundedSender<Item>,
+    budget: Arc<ByteBudget>,
+}
+
+impl WeakMessageSender {
+    /// Queues an advisory message if the session is still reading and the
+    /// queue has room; otherwise drops it (it never ends the session).
+    /// Returns whether it was queued.
+    pub(crate) fn offer(&self, message: Message, size: usize) -> bool {
+        let Some(tx) = self.tx.upgrade() else {
+            return false;
+        };
+        if !self.budget.try_reserve(size) {
+            tracing::debug!("the message queue is full: an SDK-made message was dropped");
+            return false;
+        }
+        if tx.send((Ok(message), size)).is_err() {
+            self.budget.release(size);
+            return false;
+        }
+        true
+    }
+}
+
 /// The queue is over its budget: the session must end.
 #[derive(Debug)]
 pub(crate) struct Overflow {
@@ -117,6 +146,14 @@ pub(crate) struct Overflow {
 }
 
 impl MessageSender {
+    /// A handle for advisory messages that does not keep the queue open.
+    pub(crate) fn downgrade(&self) -> WeakMessageSender {
+        WeakMessageSender {
+            tx: self.tx.downgrade(),
+            budget: self.budget.clone(),
+        }
+    }
+
     /// Queues a message of `size` bytes.
     pub(crate) fn push(&self, message: Message, size: usize) -> std::result::Result<(), Overflow> {
         self.push_item(Ok(message), size)

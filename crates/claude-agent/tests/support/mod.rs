@@ -134,3 +134,49 @@ pub fn echo_results() -> Turn {
         Turn::text(format!("results: {}", texts.join(" | ")))
     })
 }
+
+/// The status of MCP server `name`, if the CLI lists it.
+pub async fn server_status(
+    client: &claude_agent::Client,
+    name: &str,
+) -> Option<claude_agent::protocol::McpServerStatus> {
+    let status = client.mcp_status().await.expect("mcp_status");
+    status.mcp_servers.into_iter().find(|s| s.name == name)
+}
+
+/// Waits (up to 20 s) for MCP server `name` to be in `state`. The CLI
+/// leaves out in-process servers still in their handshake.
+pub async fn wait_for_server(
+    client: &claude_agent::Client,
+    name: &str,
+    state: claude_agent::protocol::McpServerState,
+) -> claude_agent::protocol::McpServerStatus {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = server_status(client, name).await;
+        if let Some(s) = &status
+            && s.status == state
+        {
+            return status.unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{name} never became {state:?}: {status:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// One turn of `client`: sends `prompt`, reads to the result, checks that
+/// it is not an error, returns the messages.
+pub async fn client_turn(
+    client: &claude_agent::Client,
+    prompt: &str,
+) -> Vec<claude_agent::Message> {
+    client.query(prompt).await.unwrap();
+    let (messages, error) = drain(client.receive_response()).await;
+    assert!(error.is_none(), "{error:?}");
+    let result = results(&messages).pop().expect("a result");
+    assert!(!result.is_error, "{result:?}");
+    messages
+}
