@@ -6,7 +6,8 @@
 //!
 //! * **CLI → server.** Every JSON-RPC message for a server arrives as a
 //!   `control_request` of subtype `mcp_message`. [`Bridge::reply`] hands it
-//!   to the server's [`handle`](crate::mcp::Server::handle) and returns the
+//!   to the server's [`Handler::handle`](crate::mcp::Handler::handle) (a
+//!   native [`Server`](crate::mcp::Server), an rmcp server, any handler) and returns the
 //!   success payload `{"mcp_response": <JSON-RPC reply>}`. A message that is
 //!   not a request (a notification such as `notifications/initialized` or
 //!   `notifications/cancelled`, or a JSON-RPC response the CLI sends to the
@@ -33,8 +34,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::jsonrpc::{self, ErrorObject};
-use crate::mcp::{RequestContext, Server, Session};
-use crate::protocol::{McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest};
+use crate::mcp::{RequestContext, Session};
+use crate::protocol::{
+    InProcessServer, McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest,
+};
 use crate::session::queue::{ByteBudget, json_size};
 use crate::transport::LineWriter;
 
@@ -45,7 +48,7 @@ use crate::transport::LineWriter;
 pub(crate) const NOTIFICATION_BUDGET: usize = 16 << 20;
 
 struct Entry {
-    server: Server,
+    server: InProcessServer,
     session: Session,
 }
 
@@ -65,7 +68,8 @@ impl Bridge {
     }
 
     /// Adds (or replaces) a server.
-    pub(crate) fn insert(&self, server: Server) {
+    pub(crate) fn insert(&self, server: impl Into<InProcessServer>) {
+        let server = server.into();
         let name = server.name().to_owned();
         let outbox = self.outbox.clone();
         let for_cli = name.clone();
@@ -116,7 +120,7 @@ impl Bridge {
         let reply = match entry {
             Some(entry) => {
                 let ctx = RequestContext::with_session(entry.session.clone());
-                entry.server.handle(message, ctx).await
+                entry.server.handler().handle(message, ctx).await
             }
             None if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -226,6 +230,7 @@ pub(crate) async fn pump(mut outbox: OutboxReader, writer: LineWriter, closed: C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::Server;
     use serde_json::json;
 
     #[tokio::test]
@@ -273,3 +278,6 @@ mod tests {
         assert_eq!(outbox.dropped(), 1);
     }
 }
+
+#[cfg(all(test, feature = "rmcp"))]
+mod rules;

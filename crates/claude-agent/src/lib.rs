@@ -43,8 +43,8 @@ pub use options::{
     SettingSource, SystemPrompt,
 };
 pub use protocol::{
-    AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
-    PermissionResult, PermissionUpdate,
+    AgentDefinition, HookEvent, HookInput, HookOutput, InProcessServer, McpServerConfig,
+    PermissionMode, PermissionResult, PermissionUpdate,
 };
 pub use query::{PromptInput, query};
 pub use stream::MessageStream;

@@ -12,6 +12,7 @@ use crate::callbacks::{
     CanUseToolFn, HookFn, HookMatcher, PermissionContext, boxed_can_use_tool, boxed_hook,
 };
 use crate::mcp::Server;
+use crate::protocol::InProcessServer;
 use crate::protocol::{
     AgentDefinition, HookEvent, HookInput, HookOutput, McpServerConfig, PermissionMode,
     PermissionResult,
@@ -110,7 +111,7 @@ pub struct Options {
     pub(crate) env: Vec<(String, String)>,
     pub(crate) settings: Option<String>,
     pub(crate) setting_sources: Option<Vec<SettingSource>>,
-    pub(crate) mcp_servers: Vec<Server>,
+    pub(crate) mcp_servers: Vec<InProcessServer>,
     pub(crate) mcp_config: Option<McpConfig>,
     pub(crate) strict_mcp_config: bool,
     pub(crate) resume: Option<String>,
@@ -280,13 +281,26 @@ impl Options {
     /// An in-process MCP server. The CLI sees its tools as
     /// `mcp__<server>__<tool>` and calls them through this process.
     pub fn mcp_server(mut self, server: Server) -> Self {
-        self.mcp_servers.push(server);
+        self.mcp_servers.push(server.into());
         self
     }
 
     /// Several in-process MCP servers.
     pub fn mcp_servers(mut self, servers: impl IntoIterator<Item = Server>) -> Self {
-        self.mcp_servers.extend(servers);
+        self.mcp_servers.extend(servers.into_iter().map(Into::into));
+        self
+    }
+
+    /// An rmcp server (any `rmcp::ServerHandler`, `#[tool_router]` ones
+    /// included) in process under `name`, served like
+    /// [`mcp_server`](Self::mcp_server)'s. Feature `rmcp`.
+    #[cfg(feature = "rmcp")]
+    pub fn rmcp_server<H>(mut self, name: impl Into<String>, handler: H) -> Self
+    where
+        H: crate::mcp::rmcp_server::rmcp::ServerHandler,
+    {
+        let server = crate::mcp::rmcp_server::RmcpServer::new(handler);
+        self.mcp_servers.push(InProcessServer::new(name, server));
         self
     }
 
@@ -486,7 +500,7 @@ impl Options {
 
     /// Every in-process server: those of [`mcp_server`](Self::mcp_server)
     /// and the `InProcess` ones of [`mcp_server_config`](Self::mcp_server_config).
-    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<Server>> {
+    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<InProcessServer>> {
         let mut servers = self.mcp_servers.clone();
         if let Some(McpConfig::Servers(map)) = &self.mcp_config {
             for (name, config) in map {

@@ -104,7 +104,7 @@ pub use tool::{MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;
-use session::SessionInner;
+pub(crate) use session::SessionInner;
 
 const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 

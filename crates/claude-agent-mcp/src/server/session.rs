@@ -56,6 +56,16 @@ pub(crate) struct SessionInner {
     log_level: AtomicU8,
     client_requests: AtomicBool,
     subscriptions: Mutex<BTreeSet<String>>,
+    /// Cancelled when the last clone of the session is dropped: what a
+    /// handler that keeps state per connection (the rmcp adapter's service
+    /// tasks) ends with.
+    ended: CancellationToken,
+}
+
+impl Drop for SessionInner {
+    fn drop(&mut self) {
+        self.ended.cancel();
+    }
 }
 
 impl Session {
@@ -92,6 +102,7 @@ impl Session {
                 log_level: AtomicU8::new(LogLevel::Debug as u8),
                 client_requests: AtomicBool::new(false),
                 subscriptions: Mutex::new(BTreeSet::new()),
+                ended: CancellationToken::new(),
             }),
         }
     }
@@ -276,6 +287,12 @@ impl Session {
 
     pub(crate) fn mark_initialized(&self) {
         self.inner.initialized.store(true, Ordering::Release);
+    }
+
+    /// A token cancelled when the session ends (its last clone dropped).
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn ended(&self) -> CancellationToken {
+        self.inner.ended.clone()
     }
 
     pub(crate) fn downgrade(&self) -> Weak<SessionInner> {

@@ -22,7 +22,8 @@ pub use hooks::{
     SubagentStartInput, SubagentStopInput, UserPromptSubmitInput,
 };
 pub use mcp_config::{
-    HttpServerConfig, McpServerConfig, SdkServerConfig, SseServerConfig, StdioServerConfig,
+    HttpServerConfig, InProcessServer, McpServerConfig, SdkServerConfig, SseServerConfig,
+    StdioServerConfig,
 };
 pub use permission::{
     PermissionBehavior, PermissionDestination, PermissionMode, PermissionResult, PermissionRule,
