@@ -52,14 +52,14 @@
 //!   answer): `tools/call` becomes an `isError` result, anything else a
 //!   `-32603` error. A service that stops fails its requests with `-32603`.
 //! * **A timeout**, [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)'s
-//!   default ([`limits::TOOL_TIMEOUT_ENV`](crate::server::limits::TOOL_TIMEOUT_ENV),
+//!   default ([`limits::TOOL_TIMEOUT_ENV`],
 //!   else 60 s) unless [`RmcpServer::tool_timeout`] sets one; the handler's
 //!   cancellation token fires and its future is dropped.
 //! * **Cancellation is answered.** rmcp drops the answer of a request the
 //!   client cancelled; the adapter answers it (`isError`, "cancelled") as
 //!   a native server does.
 //! * **The result size cap** of native servers
-//!   ([`limits::DEFAULT_MAX_RESULT_CHARS`](crate::server::limits::DEFAULT_MAX_RESULT_CHARS)).
+//!   ([`limits::DEFAULT_MAX_RESULT_CHARS`]).
 //! * **Ids as sent.** Requests reach the loop under ids of the adapter's
 //!   own, so any id the client uses is answered with that id.
 //! * A repeated `initialize` (the Claude Code CLI reconnecting) starts a
