@@ -62,6 +62,8 @@ pub mod client;
 #[cfg(feature = "http-server")]
 pub mod http_server;
 pub mod jsonrpc;
+#[cfg(feature = "rmcp")]
+pub mod rmcp_server;
 pub mod server;
 pub mod transport;
 pub mod types;

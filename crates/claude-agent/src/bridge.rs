@@ -6,7 +6,8 @@
 //!
 //! * **CLI → server.** Every JSON-RPC message for a server arrives as a
 //!   `control_request` of subtype `mcp_message`. [`Bridge::reply`] hands it
-//!   to the server's [`handle`](crate::mcp::Server::handle) and returns the
+//!   to the server's [`Handler::handle`](crate::mcp::Handler::handle) (a
+//!   native [`Server`](crate::mcp::Server), an rmcp server, any handler) and returns the
 //!   success payload `{"mcp_response": <JSON-RPC reply>}`. A message that is
 //!   not a request (a notification such as `notifications/initialized` or
 //!   `notifications/cancelled`, or a JSON-RPC response the CLI sends to the
@@ -39,9 +40,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::jsonrpc::{self, ErrorObject};
-use crate::mcp::{RequestContext, Server, Session};
+use crate::mcp::{RequestContext, Session};
 use crate::message::{McpProgress, Message};
-use crate::protocol::{McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest};
+use crate::protocol::{
+    InProcessServer, McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest,
+};
 use crate::session::queue::{ByteBudget, WeakMessageSender, json_size};
 use crate::transport::LineWriter;
 
@@ -52,7 +55,7 @@ use crate::transport::LineWriter;
 pub(crate) const NOTIFICATION_BUDGET: usize = 16 << 20;
 
 struct Entry {
-    server: Server,
+    server: InProcessServer,
     session: Session,
 }
 
@@ -105,7 +108,8 @@ impl Bridge {
     }
 
     /// Adds (or replaces) a server.
-    pub(crate) fn insert(&self, server: Server) {
+    pub(crate) fn insert(&self, server: impl Into<InProcessServer>) {
+        let server = server.into();
         let name = server.name().to_owned();
         let outbox = self.outbox.clone();
         let progress = self.progress.clone();
@@ -177,7 +181,7 @@ impl Bridge {
             Some(entry) => {
                 let _call = self.progress.track(&server_name, &message);
                 let ctx = RequestContext::with_session(entry.session.clone());
-                entry.server.handle(message, ctx).await
+                entry.server.handler().handle(message, ctx).await
             }
             None if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
@@ -386,6 +390,7 @@ pub(crate) async fn pump(mut outbox: OutboxReader, writer: LineWriter, closed: C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::Server;
     use serde_json::json;
 
     #[tokio::test]
@@ -477,3 +482,6 @@ mod tests {
         assert_eq!(outbox.dropped(), 1);
     }
 }
+
+#[cfg(all(test, feature = "rmcp"))]
+mod rules;

@@ -51,8 +51,8 @@ pub use options::{
     SettingSource, Skills, SystemPrompt, Thinking,
 };
 pub use protocol::{
-    AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, McpServerConfig,
-    PermissionMode, PermissionResult, PermissionUpdate, ThinkingDisplay,
+    AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, InProcessServer,
+    McpServerConfig, PermissionMode, PermissionResult, PermissionUpdate, ThinkingDisplay,
 };
 pub use query::{PromptInput, Query, query};
 pub use spawn::CliCommand;

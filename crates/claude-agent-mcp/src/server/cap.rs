@@ -128,6 +128,12 @@ fn describe(block: &Content) -> String {
     format!("{kind}{sep}{} characters)", block_size(block, true).chars)
 }
 
+/// Whether `value`'s compact JSON has at most `limit` bytes, and so any
+/// result it holds is under a cap of `limit` characters.
+pub(crate) fn json_fits(value: &Value, limit: usize) -> bool {
+    Size::of_json(value).bytes <= limit
+}
+
 /// Caps `result` at `limit` characters as the [module docs](self) say;
 /// `structured` when the tool declares an output schema. Returns how many
 /// characters were cut.

@@ -76,7 +76,7 @@
 
 mod builder;
 mod call;
-mod cap;
+pub(crate) mod cap;
 mod catalog;
 mod completion;
 mod contain;
@@ -122,7 +122,7 @@ pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;
-use session::SessionInner;
+pub(crate) use session::SessionInner;
 
 const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 

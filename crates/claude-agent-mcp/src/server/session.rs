@@ -60,6 +60,16 @@ pub(crate) struct SessionInner {
     client_requests: AtomicBool,
     subscriptions: Mutex<BTreeSet<String>>,
     negotiated: Mutex<Negotiated>,
+    /// Cancelled when the last clone of the session is dropped: what a
+    /// handler that keeps state per connection (the rmcp adapter's service
+    /// tasks) ends with.
+    ended: CancellationToken,
+}
+
+impl Drop for SessionInner {
+    fn drop(&mut self) {
+        self.ended.cancel();
+    }
 }
 
 /// What `initialize` (or a stateless request's `_meta`) settled.
@@ -104,6 +114,7 @@ impl Session {
                 client_requests: AtomicBool::new(false),
                 subscriptions: Mutex::new(BTreeSet::new()),
                 negotiated: Mutex::new(Negotiated::default()),
+                ended: CancellationToken::new(),
             }),
         }
     }
@@ -343,6 +354,12 @@ impl Session {
 
     pub(crate) fn mark_initialized(&self) {
         self.inner.initialized.store(true, Ordering::Release);
+    }
+
+    /// A token cancelled when the session ends (its last clone dropped).
+    #[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
+    pub(crate) fn ended(&self) -> CancellationToken {
+        self.inner.ended.clone()
     }
 
     pub(crate) fn downgrade(&self) -> Weak<SessionInner> {

@@ -26,6 +26,7 @@ use crate::callbacks::{
 };
 use crate::cli_version::CliVersionPolicy;
 use crate::mcp::Server;
+use crate::protocol::InProcessServer;
 use crate::protocol::{
     AgentDefinition, Effort, HookEvent, HookInput, HookOutput, InitializeRequest, McpServerConfig,
     PermissionMode, PermissionResult,
@@ -104,7 +105,7 @@ pub struct Options {
     pub(crate) env_clear: bool,
     pub(crate) settings: Option<String>,
     pub(crate) setting_sources: Option<Vec<SettingSource>>,
-    pub(crate) mcp_servers: Vec<Server>,
+    pub(crate) mcp_servers: Vec<InProcessServer>,
     pub(crate) mcp_config: Option<McpConfig>,
     pub(crate) strict_mcp_config: bool,
     pub(crate) resume: Option<String>,
@@ -330,14 +331,27 @@ impl Options {
     /// An in-process MCP server. The CLI sees its tools as
     /// `mcp__<server>__<tool>` and calls them through this process. Adds.
     pub fn mcp_server(mut self, server: Server) -> Self {
-        self.mcp_servers.push(server);
+        self.mcp_servers.push(server.into());
         self
     }
 
     /// The in-process MCP servers. Replaces those an earlier
-    /// [`mcp_server`](Self::mcp_server) or `mcp_servers` call set.
+    /// [`mcp_server`](Self::mcp_server), `mcp_servers` or `rmcp_server` call set.
     pub fn mcp_servers(mut self, servers: impl IntoIterator<Item = Server>) -> Self {
-        self.mcp_servers = servers.into_iter().collect();
+        self.mcp_servers = servers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// An rmcp server (any `rmcp::ServerHandler`, `#[tool_router]` ones
+    /// included) in process under `name`, served like
+    /// [`mcp_server`](Self::mcp_server)'s. Adds. Feature `rmcp`.
+    #[cfg(feature = "rmcp")]
+    pub fn rmcp_server<H>(mut self, name: impl Into<String>, handler: H) -> Self
+    where
+        H: crate::mcp::rmcp_server::rmcp::ServerHandler,
+    {
+        let server = crate::mcp::rmcp_server::RmcpServer::new(handler);
+        self.mcp_servers.push(InProcessServer::new(name, server));
         self
     }
 

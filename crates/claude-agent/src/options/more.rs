@@ -14,9 +14,8 @@ use super::{
     DEFAULT_MAX_LINE_BYTES, McpConfig, Options, Plugin, SandboxSettings, Skills, SystemPrompt,
     Thinking,
 };
-use crate::mcp::Server;
 use crate::protocol::Effort;
-use crate::protocol::{InitializeRequest, McpServerConfig};
+use crate::protocol::{InProcessServer, InitializeRequest, McpServerConfig};
 use crate::spawn::CliCommand;
 
 impl Options {
@@ -384,7 +383,7 @@ impl Options {
 
     /// Every in-process server: those of [`mcp_server`](Self::mcp_server)
     /// and the `InProcess` ones of [`mcp_server_config`](Self::mcp_server_config).
-    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<Server>> {
+    pub(crate) fn in_process_servers(&self) -> crate::Result<Vec<InProcessServer>> {
         let mut servers = self.mcp_servers.clone();
         if let Some(McpConfig::Servers(map)) = &self.mcp_config {
             for (name, config) in map {

@@ -2,16 +2,18 @@
 //! (`{"mcpServers":{<name>:<config>}}`), `mcp_set_servers` and `mcp_status`.
 //!
 //! One name per concept: [`McpServerConfig`] is how to reach one MCP
-//! server — a command, a URL, or an in-process [`Server`] — and each kind's
+//! server — a command, a URL, or an [`InProcessServer`] — and each kind's
 //! fields are a `<Kind>ServerConfig` struct, named after its `type` on the
 //! wire (`stdio`, `sse`, `http`, `sdk`).
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::mcp::Server;
+use crate::mcp::{Handler, Server};
 use crate::message::wire::{Wire, str_at, wire_struct};
 
 wire_struct! {
@@ -80,6 +82,50 @@ wire_struct! {
     }
 }
 
+/// An MCP server served in this process: a name and the [`Handler`] that
+/// answers its messages — our [`Server`], an rmcp server (feature `rmcp`,
+/// [`McpServerConfig::rmcp`]), or any other handler. The CLI sees its tools
+/// as `mcp__<name>__<tool>`. Cheap to clone.
+#[derive(Clone)]
+pub struct InProcessServer {
+    name: String,
+    handler: Arc<dyn Handler>,
+}
+
+impl InProcessServer {
+    /// `handler` served under `name`.
+    pub fn new(name: impl Into<String>, handler: impl Handler) -> Self {
+        Self {
+            name: name.into(),
+            handler: Arc::new(handler),
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What answers its messages.
+    pub fn handler(&self) -> &Arc<dyn Handler> {
+        &self.handler
+    }
+}
+
+impl From<Server> for InProcessServer {
+    fn from(server: Server) -> Self {
+        Self::new(server.name().to_owned(), server)
+    }
+}
+
+impl fmt::Debug for InProcessServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InProcessServer")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How to reach one MCP server: run by the CLI (`Stdio`, `Sse`, `Http`),
 /// or in this process (`InProcess`).
 ///
@@ -99,7 +145,7 @@ pub enum McpServerConfig {
     Sdk(SdkServerConfig),
     /// An in-process server served by this SDK, written as
     /// `{"type":"sdk","name":…}`. Never the result of decoding.
-    InProcess(Server),
+    InProcess(InProcessServer),
     /// Any other configuration, as it came.
     Unknown(Value),
 }
@@ -120,6 +166,12 @@ impl PartialEq for McpServerConfig {
 
 impl From<Server> for McpServerConfig {
     fn from(server: Server) -> Self {
+        Self::InProcess(server.into())
+    }
+}
+
+impl From<InProcessServer> for McpServerConfig {
+    fn from(server: InProcessServer) -> Self {
         Self::InProcess(server)
     }
 }
@@ -158,6 +210,19 @@ impl McpServerConfig {
             name: name.into(),
             ..SdkServerConfig::default()
         })
+    }
+
+    /// An rmcp server (any `rmcp::ServerHandler`, `#[tool_router]` ones
+    /// included) served in process under `name`, through the same bridge
+    /// and with the same rules as a native [`Server`]; see
+    /// [`mcp::rmcp_server`](crate::mcp::rmcp_server). Feature `rmcp`.
+    #[cfg(feature = "rmcp")]
+    pub fn rmcp<H: crate::mcp::rmcp_server::rmcp::ServerHandler>(
+        name: impl Into<String>,
+        handler: H,
+    ) -> Self {
+        let server = crate::mcp::rmcp_server::RmcpServer::new(handler);
+        Self::InProcess(InProcessServer::new(name, server))
     }
 
     /// Adds an HTTP header (SSE and HTTP servers; ignored for others).

@@ -44,7 +44,8 @@ pub use hooks::{
     WorktreeCreateInput, WorktreeRemoveInput,
 };
 pub use mcp_config::{
-    HttpServerConfig, McpServerConfig, SdkServerConfig, SseServerConfig, StdioServerConfig,
+    HttpServerConfig, InProcessServer, McpServerConfig, SdkServerConfig, SseServerConfig,
+    StdioServerConfig,
 };
 pub use permission::{
     PermissionBehavior, PermissionDestination, PermissionMode, PermissionResult, PermissionRule,
