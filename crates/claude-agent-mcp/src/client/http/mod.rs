@@ -49,6 +49,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 use super::ClientError;
 use super::headers::encode_header_value;
@@ -200,20 +201,26 @@ impl Shared {
     }
 }
 
+/// How long opening a session waits for the standalone GET stream to be
+/// answered (status and headers) before it goes on without it.
+const GET_STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
+
 /// Opens the standalone GET stream (when [`HttpOptions::get_stream`] is on
-/// and it is not running), for the session of the moment.
-pub(crate) fn start_get_stream(shared: &Arc<Shared>) {
+/// and it is not running), for the session of the moment. The receiver, when
+/// a stream was started, fires once the server has answered its first GET
+/// (or the attempt failed).
+pub(crate) fn start_get_stream(shared: &Arc<Shared>) -> Option<oneshot::Receiver<()>> {
     if !shared.options.get_stream || shared.closed.load(Ordering::Acquire) {
-        return;
+        return None;
     }
     let mut task = lock(&shared.get_task);
     if task.as_ref().is_some_and(|t| !t.is_finished()) {
-        return;
+        return None;
     }
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
-    *task = Some(runtime.spawn(stream::get_stream(Arc::clone(shared))));
+    let runtime = tokio::runtime::Handle::try_current().ok()?;
+    let (answered, receiver) = oneshot::channel();
+    *task = Some(runtime.spawn(stream::get_stream(Arc::clone(shared), answered)));
+    Some(receiver)
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -342,9 +349,14 @@ impl Transport for HttpTransport {
             }
             let initialized = method == Some("notifications/initialized");
             stream::post(shared, message, &options).await?;
-            if initialized {
-                // The session is open: listen for what it sends on its own.
-                start_get_stream(shared);
+            if initialized && let Some(answered) = start_get_stream(shared) {
+                // The session is open: listen for what it sends on its own,
+                // and wait until the server has the stream. A server sends
+                // what belongs to no request (the TypeScript SDK's: even a
+                // tool's elicitation) only to a stream that exists; before
+                // this wait, a call made right after `connect` could have
+                // its server request sent nowhere.
+                let _ = tokio::time::timeout(GET_STREAM_OPEN_WAIT, answered).await;
             }
             Ok(())
         })

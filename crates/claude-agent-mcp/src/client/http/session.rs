@@ -31,7 +31,7 @@ pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), Clien
             // The GET stream reopens for the new session now, not after its
             // retry delay (or starts again, if it had given up).
             shared.new_session.notify_one();
-            super::start_get_stream(shared);
+            let _ = super::start_get_stream(shared);
             Ok(())
         }
         Err(why) => Err(fail(

@@ -10,6 +10,7 @@ use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 use super::body::{BodyError, error_chain, read_capped};
 use super::session;
@@ -371,7 +372,9 @@ async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, C
 /// The standalone GET stream: notifications and requests outside any
 /// request, resumed after a cut, until the transport closes. A server that
 /// refuses it (405) is left alone; a 404 on the session starts a new one.
-pub(crate) async fn get_stream(shared: Arc<Shared>) {
+/// `answered` fires once the first GET has been answered or has failed.
+pub(crate) async fn get_stream(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
+    let mut answered = Some(answered);
     let new_parser = || SseParser::with_max_event_bytes(shared.options.max_message_bytes);
     let mut parser = new_parser();
     let mut session = lock(&shared.session_id).clone();
@@ -386,7 +389,11 @@ pub(crate) async fn get_stream(shared: Arc<Shared>) {
         let retry = parser
             .retry_ms()
             .map_or(DEFAULT_RETRY, Duration::from_millis);
-        let response = match open_get(&shared, parser.last_event_id()).await {
+        let got = open_get(&shared, parser.last_event_id()).await;
+        if let Some(answered) = answered.take() {
+            let _ = answered.send(());
+        }
+        let response = match got {
             Ok(Got::Stream(r)) => r,
             Ok(Got::NotOffered) => {
                 tracing::debug!("MCP HTTP: the server offers no GET stream (405)");
