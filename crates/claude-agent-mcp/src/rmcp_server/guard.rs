@@ -9,8 +9,9 @@
 //! request, a `-32603` error.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -18,20 +19,82 @@ use rmcp::ErrorData;
 use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerConfig, ServerResult};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service};
 
-use crate::server::limits;
+use crate::server::contain::{self, Deadline, Expiry, Failure, ProgressClock};
 use crate::server::panic_message;
 use crate::types::CallToolResult;
+
+/// How long a request may run.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// Without progress (or with a fixed deadline: in all).
+    pub(super) timeout: Duration,
+    /// With [`RmcpServer::reset_timeout_on_progress`](super::RmcpServer::reset_timeout_on_progress):
+    /// each progress report restarts `timeout`, up to this after the start.
+    pub(super) progress_cap: Option<Duration>,
+}
+
+/// The progress clocks of the requests in flight that carry a progress
+/// token, by the token's JSON text: the guard starts one per request, the
+/// link's pump ticks it on each `notifications/progress` the handler sends.
+#[derive(Debug, Default)]
+pub(super) struct Clocks(Mutex<HashMap<String, Arc<ProgressClock>>>);
+
+impl Clocks {
+    /// Records progress for `token` (the JSON text of a progress token).
+    pub(super) fn tick(&self, token: &str) {
+        if let Some(clock) = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+        {
+            clock.tick();
+        }
+    }
+
+    fn start(self: &Arc<Self>, token: String) -> (Arc<ProgressClock>, ForgetClock) {
+        let clock = ProgressClock::start();
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), Arc::clone(&clock));
+        (
+            clock,
+            ForgetClock {
+                clocks: Arc::clone(self),
+                token,
+            },
+        )
+    }
+}
+
+/// Removes a request's clock when its handling ends, however it ends.
+struct ForgetClock {
+    clocks: Arc<Clocks>,
+    token: String,
+}
+
+impl Drop for ForgetClock {
+    fn drop(&mut self) {
+        self.clocks
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
 
 /// The user's rmcp handler with a timeout and panic capture around each request.
 pub(super) struct Guarded<H> {
     pub(super) inner: Arc<H>,
-    pub(super) timeout: Duration,
+    pub(super) limits: Limits,
+    pub(super) clocks: Arc<Clocks>,
 }
 
 enum Outcome<T> {
     Done(T),
     Panicked(String),
-    TimedOut,
+    TimedOut(Expiry),
 }
 
 impl<H: rmcp::ServerHandler> Guarded<H> {
@@ -41,23 +104,36 @@ impl<H: rmcp::ServerHandler> Guarded<H> {
         context: RequestContext<RoleServer>,
     ) -> Outcome<Result<ServerResult, ErrorData>> {
         let ct = context.ct.clone();
+        let Limits {
+            timeout,
+            progress_cap,
+        } = self.limits;
+        // With a progress token and a cap, progress the handler reports
+        // (seen by the link's pump) restarts the timeout.
+        let token = progress_cap.and_then(|_| context.meta.get_progress_token());
+        let token = token.and_then(|t| serde_json::to_string(&t).ok());
+        let (deadline, _forget) = match (token, progress_cap) {
+            (Some(token), Some(cap)) => {
+                let (clock, forget) = self.clocks.start(token);
+                (Deadline::following(timeout, clock, cap), Some(forget))
+            }
+            _ => (Deadline::fixed(timeout), None),
+        };
         let inner = Arc::clone(&self.inner);
-        // Created inside the future, so a panic in a synchronous part is caught too.
-        let call = AssertUnwindSafe(async move {
+        let call = contain::run(&deadline, move || async move {
             <H as Service<RoleServer>>::handle_request(&inner, request, context).await
-        })
-        .catch_unwind();
+        });
         tokio::select! {
             biased;
             // Cancelled by the client or the loop ending: rmcp drops the
             // answer anyway; the handler future is dropped at once.
             () = ct.cancelled() => Outcome::Done(Err(ErrorData::internal_error("request cancelled", None))),
-            finished = tokio::time::timeout(self.timeout, call) => match finished {
-                Ok(Ok(result)) => Outcome::Done(result),
-                Ok(Err(panic)) => Outcome::Panicked(panic_message(panic.as_ref())),
-                Err(_) => {
+            finished = call => match finished {
+                Ok(result) => Outcome::Done(result),
+                Err(Failure::Panicked(message)) => Outcome::Panicked(message),
+                Err(Failure::TimedOut(expiry)) => {
                     ct.cancel();
-                    Outcome::TimedOut
+                    Outcome::TimedOut(expiry)
                 }
             },
         }
@@ -74,7 +150,6 @@ impl<H: rmcp::ServerHandler> Service<RoleServer> for Guarded<H> {
             ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
             _ => None,
         };
-        let limit = limits::human(self.timeout);
         match (self.run(request, context).await, tool) {
             (Outcome::Done(result), _) => result,
             (Outcome::Panicked(message), Some(tool)) => {
@@ -88,14 +163,15 @@ impl<H: rmcp::ServerHandler> Service<RoleServer> for Guarded<H> {
                     None,
                 ))
             }
-            (Outcome::TimedOut, Some(tool)) => {
-                tracing::warn!(tool, limit, "rmcp tool call timed out");
+            (Outcome::TimedOut(expiry), Some(tool)) => {
+                tracing::warn!(tool, ?expiry, "rmcp tool call timed out");
                 error_result(format!(
-                    "Tool \"{tool}\" timed out after {limit} and was stopped"
+                    "Tool \"{tool}\" {} and was stopped",
+                    expiry.describe()
                 ))
             }
-            (Outcome::TimedOut, None) => Err(ErrorData::internal_error(
-                format!("the handler did not answer within {limit}"),
+            (Outcome::TimedOut(expiry), None) => Err(ErrorData::internal_error(
+                format!("the handler {}", expiry.describe()),
                 None,
             )),
         }

@@ -10,7 +10,6 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
 
 use futures::StreamExt;
 use futures::channel::mpsc;
@@ -19,7 +18,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::guard::Guarded;
+use super::guard::{Clocks, Guarded, Limits};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::server::ResponseStream;
 use crate::server::SessionInner;
@@ -48,7 +47,8 @@ pub(super) trait Start: Send + Sync + 'static {
         from_client: mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
         to_client: mpsc::UnboundedSender<ServerJsonRpcMessage>,
         ended: CancellationToken,
-        timeout: Duration,
+        limits: Limits,
+        clocks: Arc<Clocks>,
     );
 }
 
@@ -58,11 +58,13 @@ impl<H: rmcp::ServerHandler> Start for Arc<H> {
         from_client: mpsc::UnboundedReceiver<ClientJsonRpcMessage>,
         to_client: mpsc::UnboundedSender<ServerJsonRpcMessage>,
         ended: CancellationToken,
-        timeout: Duration,
+        limits: Limits,
+        clocks: Arc<Clocks>,
     ) {
         let service = Guarded {
             inner: Arc::clone(self),
-            timeout,
+            limits,
+            clocks,
         };
         tokio::spawn(async move {
             let serve = async {
@@ -105,15 +107,23 @@ impl Link {
         starter: &dyn Start,
         session: Option<Weak<SessionInner>>,
         ended: CancellationToken,
-        timeout: Duration,
+        limits: Limits,
     ) -> Arc<Self> {
         let (to_service, from_client) = mpsc::unbounded();
         let (to_client, from_service) = mpsc::unbounded();
         let table = Arc::new(Table::new());
-        starter.start(from_client, to_client, ended.clone(), timeout);
+        let clocks = Arc::new(Clocks::default());
+        starter.start(
+            from_client,
+            to_client,
+            ended.clone(),
+            limits,
+            Arc::clone(&clocks),
+        );
         tokio::spawn(pump(
             from_service,
             Arc::clone(&table),
+            clocks,
             session,
             ended.clone(),
         ));
@@ -268,6 +278,7 @@ fn cancelled_reply(waiter: &Waiter) -> Value {
 async fn pump(
     mut from_service: mpsc::UnboundedReceiver<ServerJsonRpcMessage>,
     table: Arc<Table>,
+    clocks: Arc<Clocks>,
     session: Option<Weak<SessionInner>>,
     ended: CancellationToken,
 ) {
@@ -284,12 +295,12 @@ async fn pump(
                 continue;
             }
         };
-        route(value, &table, session.as_ref());
+        route(value, &table, &clocks, session.as_ref());
     }
     drop(table.close());
 }
 
-fn route(mut value: Value, table: &Table, session: Option<&Weak<SessionInner>>) {
+fn route(mut value: Value, table: &Table, clocks: &Clocks, session: Option<&Weak<SessionInner>>) {
     if jsonrpc::kind(&value) == jsonrpc::Kind::Response {
         let id = value.get("id").and_then(RequestId::from_value);
         if let Some(waiter) = id.and_then(|id| table.complete_ours(&id)) {
@@ -308,6 +319,8 @@ fn route(mut value: Value, table: &Table, session: Option<&Weak<SessionInner>>) 
         })
         .flatten();
     if let Some(token) = token {
+        // The request that made progress lives longer (with a progress cap).
+        clocks.tick(&token.to_string());
         let mut stream = None;
         table.for_each_ours(|_, waiter| {
             if waiter.progress_token.as_ref() == Some(&token) {

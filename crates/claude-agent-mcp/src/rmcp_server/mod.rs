@@ -54,7 +54,10 @@
 //! * **A timeout**, [`ServerBuilder::tool_timeout`](crate::ServerBuilder::tool_timeout)'s
 //!   default ([`limits::TOOL_TIMEOUT_ENV`],
 //!   else 60 s) unless [`RmcpServer::tool_timeout`] sets one; the handler's
-//!   cancellation token fires and its future is dropped.
+//!   cancellation token fires and its future is dropped. With
+//!   [`RmcpServer::reset_timeout_on_progress`], each progress notification
+//!   the handler sends for a request restarts its timeout, up to a cap
+//!   (as [`ServerBuilder::reset_timeout_on_progress`](crate::ServerBuilder::reset_timeout_on_progress)).
 //! * **Cancellation is answered.** rmcp drops the answer of a request the
 //!   client cancelled; the adapter answers it (`isError`, "cancelled") as
 //!   a native server does.
@@ -83,6 +86,7 @@ use tokio_util::sync::CancellationToken;
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::server::{Handler, RequestContext, Session, SessionInner, cap, limits};
 use crate::types::CallToolResult;
+use guard::Limits;
 use link::{Link, Start};
 
 /// An rmcp [`ServerHandler`](rmcp::ServerHandler) as a [`Handler`].
@@ -95,7 +99,7 @@ pub struct RmcpServer {
 
 struct Shared {
     starter: Arc<dyn Start>,
-    timeout: Duration,
+    limits: Limits,
     max_result_chars: usize,
     /// One link per session, held until the session is gone.
     links: Mutex<Vec<(Weak<SessionInner>, Arc<Link>)>>,
@@ -114,7 +118,8 @@ impl Drop for Shared {
 impl std::fmt::Debug for RmcpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RmcpServer")
-            .field("tool_timeout", &self.shared.timeout)
+            .field("tool_timeout", &self.shared.limits.timeout)
+            .field("progress_cap", &self.shared.limits.progress_cap)
             .field("max_result_chars", &self.shared.max_result_chars)
             .finish_non_exhaustive()
     }
@@ -126,16 +131,19 @@ impl RmcpServer {
     pub fn new<H: rmcp::ServerHandler>(handler: H) -> Self {
         Self::with_parts(
             Arc::new(Arc::new(handler)),
-            limits::timeout_from_env(),
+            Limits {
+                timeout: limits::timeout_from_env(),
+                progress_cap: None,
+            },
             limits::DEFAULT_MAX_RESULT_CHARS,
         )
     }
 
-    fn with_parts(starter: Arc<dyn Start>, timeout: Duration, max_result_chars: usize) -> Self {
+    fn with_parts(starter: Arc<dyn Start>, limits: Limits, max_result_chars: usize) -> Self {
         Self {
             shared: Arc::new(Shared {
                 starter,
-                timeout,
+                limits,
                 max_result_chars,
                 links: Mutex::new(Vec::new()),
                 detached: Mutex::new(None),
@@ -148,20 +156,38 @@ impl RmcpServer {
     /// an `isError` result; others: `-32603`). Set it before serving:
     /// the server returned starts with no connection.
     pub fn tool_timeout(self, timeout: Duration) -> Self {
+        let limits = Limits {
+            timeout,
+            ..self.shared.limits
+        };
         let cap = self.shared.max_result_chars;
-        Self::with_parts(Arc::clone(&self.shared.starter), timeout, cap)
+        Self::with_parts(Arc::clone(&self.shared.starter), limits, cap)
+    }
+
+    /// Lets progress keep requests alive: each progress notification the
+    /// handler sends for a request (through its `Peer`, with the request's
+    /// progress token) restarts the request's timeout, up to `max_total`
+    /// after it started. By default the timeout is fixed. Set it before
+    /// serving, like [`tool_timeout`](Self::tool_timeout).
+    pub fn reset_timeout_on_progress(self, max_total: Duration) -> Self {
+        let limits = Limits {
+            progress_cap: Some(max_total),
+            ..self.shared.limits
+        };
+        let cap = self.shared.max_result_chars;
+        Self::with_parts(Arc::clone(&self.shared.starter), limits, cap)
     }
 
     /// The cap on the text of one tool result, in characters (see
     /// [`ServerBuilder::max_result_chars`](crate::ServerBuilder::max_result_chars)).
     pub fn max_result_chars(self, chars: usize) -> Self {
-        let timeout = self.shared.timeout;
-        Self::with_parts(Arc::clone(&self.shared.starter), timeout, chars)
+        let limits = self.shared.limits;
+        Self::with_parts(Arc::clone(&self.shared.starter), limits, chars)
     }
 
     /// The timeout in force.
     pub fn timeout(&self) -> Duration {
-        self.shared.timeout
+        self.shared.limits.timeout
     }
 
     /// The link of this context's connection; a new one when there is none,
@@ -169,7 +195,7 @@ impl RmcpServer {
     fn link(&self, session: Option<&Session>, fresh: bool) -> Arc<Link> {
         let shared = &self.shared;
         let start = |weak: Option<Weak<SessionInner>>, ended: &CancellationToken| {
-            Link::start(&*shared.starter, weak, ended.child_token(), shared.timeout)
+            Link::start(&*shared.starter, weak, ended.child_token(), shared.limits)
         };
         let Some(session) = session else {
             let mut detached = shared

@@ -130,6 +130,7 @@ fn describe(block: &Content) -> String {
 
 /// Whether `value`'s compact JSON has at most `limit` bytes, and so any
 /// result it holds is under a cap of `limit` characters.
+#[cfg(feature = "rmcp")]
 pub(crate) fn json_fits(value: &Value, limit: usize) -> bool {
     Size::of_json(value).bytes <= limit
 }

@@ -79,7 +79,7 @@ mod call;
 pub(crate) mod cap;
 mod catalog;
 mod completion;
-mod contain;
+pub(crate) mod contain;
 mod context;
 mod dispatch;
 pub mod limits;
