@@ -2,8 +2,7 @@
 //! by our client in process: its timeout follows progress when
 //! `reset_timeout_on_progress` is set — a call that keeps reporting progress
 //! outlives the base timeout and still stops at the cap — and is fixed
-//! otherwise. (The bridge rules for rmcp servers: `claude-agent`'s
-//! `bridge::rules`; the real CLI: `cli_rmcp.rs`.)
+//! otherwise.
 #![cfg(feature = "rmcp")]
 
 use std::time::{Duration, Instant};
