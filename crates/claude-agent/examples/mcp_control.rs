@@ -14,9 +14,12 @@
 //! `Client::reconnect_mcp_server` toggles such a server off and on instead
 //! (a fresh handshake), so the same call works for every kind of server.
 
+#[path = "support/offline.rs"]
+mod offline;
+
 use claude_agent::mcp::{Server, Tool, ToolContext};
 use claude_agent::{Client, Message, Options};
-use claude_agent_testkit::{CliEnv, MockModel, Turn};
+use claude_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
 use serde_json::{Value, json};
 
@@ -79,14 +82,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .turns([lookup(), reply(), lookup(), reply(), lookup(), reply()])
             .start()
             .await;
-        let env = CliEnv::for_mock(&mock)?;
-        for (key, value) in env.vars() {
-            options = options.env(key, value);
-        }
-        options = options
-            .cwd(env.work_dir())
-            .cli_path(claude_agent_testkit::cli::pinned_cli_async().await?);
-        _offline = Some((mock, env));
+        let (offline_options, held) = offline::offline(options, mock).await?;
+        options = offline_options;
+        _offline = Some(held);
     }
 
     let client = Client::connect(options).await?;

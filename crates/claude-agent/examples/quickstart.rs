@@ -11,10 +11,13 @@
 #[path = "support/calc.rs"]
 mod calc;
 
+#[path = "support/offline.rs"]
+mod offline;
+
 use std::time::Instant;
 
 use claude_agent::{ContentBlock, Message, Options, query};
-use claude_agent_testkit::{CliEnv, MockModel, Turn};
+use claude_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -56,14 +59,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }))
             .start()
             .await;
-        let env = CliEnv::for_mock(&mock)?;
-        for (key, value) in env.vars() {
-            options = options.env(key, value);
-        }
-        options = options
-            .cwd(env.work_dir())
-            .cli_path(claude_agent_testkit::cli::pinned_cli_async().await?);
-        _offline = Some((mock, env));
+        let (offline_options, held) = offline::offline(options, mock).await?;
+        options = offline_options;
+        _offline = Some(held);
     }
 
     println!("> {PROMPT}\n");

@@ -1,4 +1,5 @@
-//! User callbacks the CLI calls back into: permissions and hooks.
+//! User callbacks the CLI calls back into: permissions, hooks,
+//! elicitations and dialogs.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -10,8 +11,9 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::{
-    HookEvent, HookFailure, HookInput, HookMatcherConfig, HookOutput, InitializeRequest,
-    PermissionResult, PermissionUpdate,
+    ElicitationRequest, ElicitationResponse, HookEvent, HookFailure, HookInput, HookMatcherConfig,
+    HookOutput, InitializeRequest, PermissionResult, PermissionUpdate, UserDialogRequest,
+    UserDialogResult,
 };
 
 pub(crate) type CanUseToolFn = Arc<
@@ -20,6 +22,16 @@ pub(crate) type CanUseToolFn = Arc<
 
 pub(crate) type HookFn =
     Arc<dyn Fn(HookInput, HookContext) -> BoxFuture<'static, HookOutput> + Send + Sync>;
+
+pub(crate) type ElicitationFn = Arc<
+    dyn Fn(ElicitationRequest, DialogContext) -> BoxFuture<'static, ElicitationResponse>
+        + Send
+        + Sync,
+>;
+
+pub(crate) type UserDialogFn = Arc<
+    dyn Fn(UserDialogRequest, DialogContext) -> BoxFuture<'static, UserDialogResult> + Send + Sync,
+>;
 
 pub(crate) fn boxed_can_use_tool<F, Fut>(f: F) -> CanUseToolFn
 where
@@ -67,6 +79,20 @@ pub struct HookContext {
     /// Cancelled when the CLI withdraws the request or the session ends; the
     /// callback's future is dropped at the same moment (see
     /// [`PermissionContext::cancellation`]).
+    pub cancellation: CancellationToken,
+}
+
+/// What an [`on_elicitation`](crate::Options::on_elicitation) or
+/// [`on_user_dialog`](crate::Options::on_user_dialog) callback gets besides
+/// the request.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DialogContext {
+    /// The `request_id` of the CLI's `control_request`.
+    pub request_id: String,
+    /// Cancelled when the CLI withdraws the question (the server gave up,
+    /// the turn was interrupted) or the session ends; the callback's future
+    /// is dropped at the same moment (see [`PermissionContext::cancellation`]).
     pub cancellation: CancellationToken,
 }
 
@@ -123,12 +149,15 @@ impl HookMatcher {
     }
 }
 
-/// The callbacks of one session: the permission callback, and the hook
-/// callbacks by the id the CLI sends back in `hook_callback`.
+/// The callbacks of one session: the permission callback, the hook
+/// callbacks by the id the CLI sends back in `hook_callback`, and the
+/// elicitation and dialog callbacks.
 #[derive(Default)]
 pub(crate) struct Callbacks {
     pub(crate) can_use_tool: Option<CanUseToolFn>,
     hooks: HashMap<String, HookFn>,
+    pub(crate) on_elicitation: Option<ElicitationFn>,
+    pub(crate) on_user_dialog: Option<UserDialogFn>,
 }
 
 impl Callbacks {
@@ -158,6 +187,7 @@ impl Callbacks {
         let callbacks = Self {
             can_use_tool,
             hooks: registry,
+            ..Self::default()
         };
         (callbacks, init)
     }

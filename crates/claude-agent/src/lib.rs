@@ -34,7 +34,7 @@ pub mod spawn;
 mod stream;
 mod transport;
 
-pub use callbacks::{HookContext, HookMatcher, PermissionContext};
+pub use callbacks::{DialogContext, HookContext, HookMatcher, PermissionContext};
 pub use cli_version::{
     CliVersion, CliVersionPolicy, NEWEST_TESTED_CLI_VERSION, OLDEST_TESTED_CLI_VERSION,
 };

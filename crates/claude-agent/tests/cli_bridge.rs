@@ -1,7 +1,7 @@
 //! What the SDK adds on top of the CLI for its in-process servers, on the
 //! real CLI: a tool's progress delivered first-hand to the message stream,
 //! and reconnecting an in-process server (which CLI 2.1.332 refuses as
-//! `mcp_reconnect`).
+//! `mcp_reconnect`), also as the guide's example does it.
 
 mod support;
 
@@ -192,6 +192,30 @@ async fn reconnect_an_in_process_server_then_call_it() {
         assert!(message.contains("nope"), "{err}");
         client.disconnect().await.unwrap();
         h.finish().await;
+    })
+    .await
+}
+
+/// The guide's example (`examples/mcp_control.rs`, docs/mcp-servers.md
+/// "Status, reconnect, toggle") runs as it is on the pinned CLI, offline:
+/// a tool call, then reconnect and a tool call, then toggle and a tool call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guides_reconnect_example_runs() {
+    with_timeout(async {
+        let out = tokio::process::Command::new(example("mcp_control"))
+            .env_remove("ANTHROPIC_API_KEY")
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("run the example");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+        let answers = stdout
+            .matches("[result] The tool said: found the answer")
+            .count();
+        assert_eq!(answers, 3, "{stdout}");
+        assert!(stdout.contains("my-app: Connected"), "{stdout}");
     })
     .await
 }

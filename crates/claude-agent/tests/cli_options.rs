@@ -7,7 +7,7 @@ mod support;
 use claude_agent::mcp::{Server, Tool};
 use claude_agent::{
     AgentDefinition, CliCommand, Effort, Message, Options, Plugin, SandboxSettings, Skills,
-    Thinking, ThinkingDisplay, query,
+    SystemMessage, Thinking, ThinkingDisplay, query,
 };
 use claude_agent_testkit::{MockModel, Turn};
 use serde_json::{Value, json};
@@ -151,9 +151,12 @@ async fn main_agent_system_prompt_file_and_title() {
             .main_agent("reviewer")
             .title("Parity title"))
         .await;
-        let titled = messages.iter().any(|m| {
-            let v = m.to_value();
-            v["subtype"] == "session_title_changed" && v["title"] == "Parity title"
+        // `initialize.title` comes back typed, as `system/session_title_changed`.
+        let titled = messages.iter().any(|m| match m {
+            Message::System(SystemMessage::SessionTitleChanged(t)) => {
+                t.title.as_deref() == Some("Parity title")
+            }
+            _ => false,
         });
         assert!(titled, "no session_title_changed: {messages:?}");
         let prompt = h.env().work_dir().join("prompt.txt");

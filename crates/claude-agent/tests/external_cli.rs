@@ -5,7 +5,6 @@
 mod support;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use claude_agent::{McpServerConfig, query};
 use claude_agent_testkit::{MockModel, Turn};
@@ -14,23 +13,7 @@ use support::*;
 
 /// The calculator example next to this test binary (built on demand).
 fn calculator() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/calculator");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "claude-agent", "--example", "calculator"])
-            .args(cfg!(feature = "http-server").then_some("--features=http-server"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "building the calculator example failed");
-    }
-    path
+    example("calculator")
 }
 
 fn script() -> claude_agent_testkit::MockModelBuilder {

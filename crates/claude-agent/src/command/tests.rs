@@ -217,3 +217,19 @@ fn servers_and_plugins_via_initialize_leave_the_command_line() {
     assert!(init.mcp_servers.is_some_and(|m| m.contains_key("x")));
     assert_eq!(init.plugins.unwrap()[0]["path"], "/p");
 }
+
+#[test]
+fn extra_args_and_managed_settings_reach_the_command_line() {
+    let a = args(
+        &Options::new()
+            .managed_settings(r#"{"permissions":{}}"#)
+            .extra_arg("--replay-user-messages", None)
+            .extra_arg("fallback-model", Some("-odd".into())),
+    );
+    assert!(
+        a.contains(&r#"--managed-settings={"permissions":{}}"#.to_owned()),
+        "{a:?}"
+    );
+    let tail = &a[a.len() - 2..];
+    assert_eq!(tail, ["--replay-user-messages", "--fallback-model=-odd"]);
+}

@@ -114,6 +114,8 @@ pub struct Options {
     pub(crate) session_id: Option<String>,
     pub(crate) include_partial_messages: bool,
     pub(crate) can_use_tool: Option<CanUseToolFn>,
+    pub(crate) on_elicitation: Option<crate::callbacks::ElicitationFn>,
+    pub(crate) on_user_dialog: Option<crate::callbacks::UserDialogFn>,
     pub(crate) hooks: Vec<(HookEvent, HookMatcher)>,
     pub(crate) agents: BTreeMap<String, AgentDefinition>,
     pub(crate) cli_path: Option<PathBuf>,
@@ -172,6 +174,8 @@ impl fmt::Debug for Options {
                     .collect::<Vec<_>>(),
             )
             .field("can_use_tool", &self.can_use_tool.is_some())
+            .field("on_elicitation", &self.on_elicitation.is_some())
+            .field("on_user_dialog", &self.on_user_dialog.is_some())
             .field("hooks", &self.hooks.len())
             .field("cli_path", &self.cli_path)
             .finish_non_exhaustive()

@@ -1,10 +1,11 @@
 //! The settings of the official SDKs beyond the core ones: thinking,
 //! structured output, checkpointing, sandbox, plugins, skills, session and
-//! prompt details, the custom spawn hook. Every setter here *replaces*,
+//! prompt details, elicitation and dialog callbacks, the custom spawn hook. Every setter here *replaces*,
 //! except [`plugin`](Options::plugin) and [`tool_alias`](Options::tool_alias),
 //! which add.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -14,7 +15,10 @@ use super::{
     DEFAULT_MAX_LINE_BYTES, McpConfig, Options, Plugin, SandboxSettings, Skills, SystemPrompt,
     Thinking,
 };
-use crate::protocol::Effort;
+use crate::callbacks::DialogContext;
+use crate::protocol::{
+    Effort, ElicitationRequest, ElicitationResponse, UserDialogRequest, UserDialogResult,
+};
 use crate::protocol::{InProcessServer, InitializeRequest, McpServerConfig};
 use crate::spawn::CliCommand;
 
@@ -304,6 +308,58 @@ impl Options {
     /// Replaces.
     pub fn per_task_stop_affordance(mut self, yes: bool) -> Self {
         self.initialize.per_task_stop_affordance = Some(yes);
+        self
+    }
+
+    /// Answers MCP servers' requests for input (`elicitation/create`, which
+    /// the CLI forwards as an `elicitation` control request when no
+    /// `Elicitation` hook answered it). Without it every elicitation is
+    /// declined, as in the TypeScript SDK. Replaces.
+    ///
+    /// The CLI forwards elicitations of the external servers it runs
+    /// (stdio, HTTP); it declares no elicitation capability to in-process
+    /// servers, so theirs cannot be asked (docs/parity/options.md).
+    ///
+    /// ```
+    /// use claude_agent::Options;
+    /// use claude_agent::protocol::{ElicitationMode, ElicitationResponse};
+    /// use serde_json::json;
+    ///
+    /// let options = Options::new().on_elicitation(|request, _ctx| async move {
+    ///     match request.mode {
+    ///         Some(ElicitationMode::Url) => ElicitationResponse::decline(),
+    ///         _ => ElicitationResponse::accept(json!({"name": "Ada"})),
+    ///     }
+    /// });
+    /// ```
+    pub fn on_elicitation<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(ElicitationRequest, DialogContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ElicitationResponse> + Send + 'static,
+    {
+        self.on_elicitation = Some(Arc::new(move |request, ctx| {
+            Box::pin(callback(request, ctx))
+        }));
+        self
+    }
+
+    /// Shows the CLI's dialogs (`request_user_dialog`) of the given kinds
+    /// (`initialize.supportedDialogKinds`, e.g. `refusal_fallback_prompt`):
+    /// the CLI sends only kinds declared here, and without any (the
+    /// default, as in the TypeScript SDK) it sends none and each flow takes
+    /// its no-dialog path. Answer [`UserDialogResult::Cancelled`] for what
+    /// you cannot show. Replaces.
+    pub fn on_user_dialog<K, F, Fut>(mut self, kinds: K, callback: F) -> Self
+    where
+        K: IntoIterator,
+        K::Item: Into<String>,
+        F: Fn(UserDialogRequest, DialogContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = UserDialogResult> + Send + 'static,
+    {
+        self.initialize.supported_dialog_kinds = Some(kinds.into_iter().map(Into::into).collect());
+        self.on_user_dialog = Some(Arc::new(move |request, ctx| {
+            Box::pin(callback(request, ctx))
+        }));
         self
     }
 

@@ -7,6 +7,7 @@
 mod agents;
 mod control_responses;
 mod controls;
+mod dialogs;
 mod envelope;
 mod hooks;
 mod mcp_config;
@@ -25,6 +26,9 @@ pub use controls::{
     McpReadResourceRequest, ReadFileRequest, ReloadOutputStylesRequest, ReloadPluginsRequest,
     ReloadSkillsRequest, SeedReadStateRequest, SetMcpPermissionModeOverrideRequest,
     ThinkingDisplay, UpdateSettingsRequest,
+};
+pub use dialogs::{
+    ElicitationMode, ElicitationRequest, ElicitationResponse, UserDialogRequest, UserDialogResult,
 };
 pub use envelope::{
     ControlCancelRequest, ControlError, ControlRequest, ControlResponse, ControlResponseBody,

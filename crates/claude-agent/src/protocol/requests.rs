@@ -12,6 +12,7 @@ use super::controls::{
     SeedReadStateRequest, SetMcpPermissionModeOverrideRequest, ThinkingDisplay,
     UpdateSettingsRequest,
 };
+use super::dialogs::{ElicitationRequest, UserDialogRequest};
 use super::hooks::{HookEvent, HookFailure, HookInput};
 use super::mcp_config::McpServerConfig;
 use super::permission::{PermissionMode, PermissionUpdate};
@@ -114,6 +115,10 @@ wire_enum! {
         "hook_callback" => HookCallback(HookCallbackRequest),
         /// `mcp_message`.
         "mcp_message" => McpMessage(McpMessageRequest),
+        /// `elicitation`: an MCP server asks the user for input.
+        "elicitation" => Elicitation(ElicitationRequest),
+        /// `request_user_dialog`: the CLI asks the host to show a dialog.
+        "request_user_dialog" => UserDialog(UserDialogRequest),
     }
 }
 
@@ -124,6 +129,8 @@ impl CliRequest {
             Self::CanUseTool(_) => Some("can_use_tool"),
             Self::HookCallback(_) => Some("hook_callback"),
             Self::McpMessage(_) => Some("mcp_message"),
+            Self::Elicitation(_) => Some("elicitation"),
+            Self::UserDialog(_) => Some("request_user_dialog"),
             Self::Unknown(v) => v.get("subtype").and_then(Value::as_str),
         }
     }
@@ -207,6 +214,9 @@ wire_struct! {
         opt mcp_servers: BTreeMap<String, McpServerConfig> = "mcpServers",
         /// Plugins (`{"type":"local","path":…}`), instead of `--plugin-dir`.
         opt plugins: Vec<Value> = "plugins",
+        /// The `request_user_dialog` kinds this session can show; the CLI
+        /// sends no other kind.
+        opt supported_dialog_kinds: Vec<String> = "supportedDialogKinds",
     }
 }
 

@@ -1,4 +1,5 @@
-//! Answering the CLI's requests: permission questions, hooks, MCP messages.
+//! Answering the CLI's requests: permission questions, hooks, MCP messages,
+//! elicitations and dialogs.
 //!
 //! Every request is answered exactly once, also when its handler fails
 //! (a control error) or panics (a control error naming the panic), unless
@@ -28,8 +29,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Connection;
-use crate::callbacks::{HookContext, PermissionContext};
-use crate::protocol::{CliRequest, ControlRequest, ControlResponse, HookInput};
+use crate::callbacks::{DialogContext, HookContext, PermissionContext};
+use crate::protocol::{
+    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput,
+};
 
 impl Connection {
     /// Starts answering one CLI request (see the module docs).
@@ -63,7 +66,8 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
         CliRequest::McpMessage(_) => None,
         _ => Some(CancellationToken::new()),
     };
-    let mut work = pin!(AssertUnwindSafe(answer(&conn, request, token.clone())).catch_unwind());
+    let mut work =
+        pin!(AssertUnwindSafe(answer(&conn, id.clone(), request, token.clone())).catch_unwind());
     let mut withdrawn = None;
     let outcome = poll_fn(|cx| {
         if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
@@ -116,6 +120,7 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
 /// control error.
 async fn answer(
     conn: &Connection,
+    request_id: String,
     request: CliRequest,
     cancel: Option<CancellationToken>,
 ) -> Result<Value, String> {
@@ -149,9 +154,37 @@ async fn answer(
             let output = callback(HookInput::from_value(req.input), ctx).await;
             serde_json::to_value(output).map_err(|e| e.to_string())
         }
+        CliRequest::Elicitation(req) => {
+            // No callback: declined, as the TypeScript SDK does.
+            let answer = match &conn.callbacks.on_elicitation {
+                Some(callback) => callback(req, dialog_context(request_id, cancel())).await,
+                None => ElicitationResponse::decline(),
+            };
+            Ok(answer.to_value())
+        }
+        CliRequest::UserDialog(req) => {
+            // The CLI sends only the kinds `on_user_dialog` declared; an
+            // error answer is discarded by the CLI, which leaves the dialog
+            // to its deadline, as the TypeScript SDK's silence does.
+            let Some(callback) = &conn.callbacks.on_user_dialog else {
+                return Err(format!(
+                    "no dialog callback is registered in this SDK session (dialog {:?})",
+                    req.dialog_kind
+                ));
+            };
+            let answer = callback(req, dialog_context(request_id, cancel())).await;
+            serde_json::to_value(answer).map_err(|e| e.to_string())
+        }
         CliRequest::Unknown(v) => Err(format!(
             "unsupported control request subtype {}",
             v.get("subtype").unwrap_or(&Value::Null)
         )),
+    }
+}
+
+fn dialog_context(request_id: String, cancellation: CancellationToken) -> DialogContext {
+    DialogContext {
+        request_id,
+        cancellation,
     }
 }

@@ -121,8 +121,10 @@ impl Session {
             .initialize_request()
             .with_agents(options.agents.clone())
             .with_sdk_mcp_servers(bridge.names());
-        let (callbacks, initialize) =
+        let (mut callbacks, initialize) =
             Callbacks::register(options.can_use_tool.clone(), &options.hooks, init);
+        callbacks.on_elicitation = options.on_elicitation.clone();
+        callbacks.on_user_dialog = options.on_user_dialog.clone();
 
         let conn = Arc::new(Connection {
             writer: process.writer.clone(),

@@ -180,3 +180,21 @@ pub async fn client_turn(
     assert!(!result.is_error, "{result:?}");
     messages
 }
+
+/// The path of this package's example `name`, next to this test binary,
+/// built (with this test's `http-server` feature) if it is not there.
+pub fn example(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap();
+    let path = dir.join("examples").join(name);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "claude-agent", "--example", name])
+            .args(cfg!(feature = "http-server").then_some("--features=http-server"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the {name} example failed");
+    }
+    path
+}
