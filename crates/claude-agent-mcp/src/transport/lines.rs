@@ -203,6 +203,28 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
+    /// Whether [`next_line`](Self::next_line) has a line (or the end)
+    /// without reading: a whole line is buffered, or the input is over.
+    /// For callers that do something before they would wait for input
+    /// (flush the answers to the lines read so far, say). Each byte is
+    /// still scanned once: what this scans, `next_line` does not rescan.
+    pub fn line_ready(&mut self) -> bool {
+        if self.done || self.eof {
+            return true;
+        }
+        match memchr::memchr(b'\n', &self.buf[self.scanned..]) {
+            Some(pos) => {
+                // `start..scanned` holds no `\n`: the newline is next.
+                self.scanned += pos;
+                true
+            }
+            None => {
+                self.scanned = self.buf.len();
+                false
+            }
+        }
+    }
+
     /// Whether the input ended inside a line: the last line returned had
     /// no `\n` (the writer died mid-message, say).
     pub fn ended_mid_line(&self) -> bool {

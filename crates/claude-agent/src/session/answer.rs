@@ -10,14 +10,18 @@
 //! **Inline first poll.** The reader does not spawn a task per request: it
 //! polls the request's future once, right where it read it. Most answers
 //! are ready at once (a quick tool, `ping`, `tools/list`, an
-//! acknowledgement); theirs is written by that same poll, with no task, no
-//! hand-off between threads and no wakeup. A request that is not done on
+//! acknowledgement); theirs is queued in the writer by that same poll, with
+//! no task, no hand-off between threads and no wakeup, and the reader
+//! writes everything it queued with one `write` just before it would wait
+//! for more input (so answers to the lines of one read leave together, and
+//! none waits for the next line). A request that is not done on
 //! its first poll is registered as in flight (so it can be withdrawn) and
 //! moved, as it is, into a task of its own. The reader never *awaits* a
 //! handler; a handler doing seconds of blocking work in its first poll
 //! would still hold the reader up, as it would hold up any tokio worker
 //! (use `spawn_blocking` for such work).
 
+use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
@@ -46,13 +50,28 @@ impl Connection {
     }
 }
 
+thread_local! {
+    /// Set while the reader polls a request inline ([`run_inline_or_spawn`]).
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Polls `future` once here; if it is not done, hands it to a task.
 fn run_inline_or_spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
     let mut future = Box::pin(future);
     // The no-op waker is never needed: a future that is pending after this
     // poll is polled again at once by its task, with the task's waker.
     let mut cx = Context::from_waker(Waker::noop());
-    if future.as_mut().poll(&mut cx).is_pending() {
+    /// Restores the flag even if the poll unwinds.
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            INLINE.set(self.0);
+        }
+    }
+    let restore = Restore(INLINE.replace(true));
+    let pending = future.as_mut().poll(&mut cx).is_pending();
+    drop(restore);
+    if pending {
         tokio::spawn(future);
     }
 }
@@ -111,6 +130,19 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
             ),
         ),
     };
+    // Answered in the reader's inline poll: queued, and written with the
+    // other answers of the lines read at once before the reader waits
+    // (`read` flushes). From a task, or when the buffer is full: sent.
+    if INLINE.get() {
+        match conn.writer.queue(&response) {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                tracing::debug!("answering the CLI failed: {e}");
+                return;
+            }
+        }
+    }
     if let Err(e) = conn.writer.send(&response).await {
         tracing::debug!("answering the CLI failed: {e}");
     }

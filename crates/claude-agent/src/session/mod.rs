@@ -10,8 +10,11 @@
 //!   the user reads.
 //! * Everything written to the CLI goes through the one [`LineWriter`],
 //!   which keeps every frame whole. Async senders (user messages, our
-//!   control requests, answers) write directly and so wait for the CLI to
-//!   read (backpressure); the servers' notifications, produced
+//!   control requests, answers from tasks) write directly and so wait for
+//!   the CLI to read (backpressure); answers finished in the reader's
+//!   inline poll are queued, and the reader writes them all with one
+//!   `write` before it waits for input ([`LineWriter::flush_queued`], which
+//!   never waits); the servers' notifications, produced
 //!   synchronously inside tools, go through the bridge's bounded
 //!   [`Outbox`](crate::bridge::Outbox).
 //! * Our pending control requests and the CLI's requests in flight live in
@@ -460,7 +463,10 @@ impl Drop for Forget<'_> {
 /// The reader task: routes every line until the CLI's stdout ends.
 async fn read(mut reader: LineReader, conn: Arc<Connection>, messages: MessageSender) {
     let mut overflow = None;
-    while let Some(line) = reader.next_line().await {
+    // Answers the inline polls finished are queued, not written: they go
+    // out together, with one write, before the reader waits for more input.
+    let writer = conn.writer.clone();
+    while let Some(line) = reader.next_line_or(|| writer.flush_queued()).await {
         let routed = match line {
             Ok(value) => conn.route(value, &messages),
             // A line too long or not decodable: reported, and the session
@@ -476,6 +482,7 @@ async fn read(mut reader: LineReader, conn: Arc<Connection>, messages: MessageSe
             break;
         }
     }
+    writer.flush_queued();
     conn.end(messages, overflow).await;
 }
 

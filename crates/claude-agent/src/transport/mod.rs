@@ -168,15 +168,39 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     }
 
     /// The next JSON object as a [`serde_json::Value`]; `None` at the end.
+    #[cfg(test)]
     pub(crate) async fn next_line(&mut self) -> Option<Result<serde_json::Value>> {
-        self.next_json().await
+        self.next_json_or(|| {}).await
+    }
+
+    /// [`next_line`](Self::next_line), calling `before_wait` whenever it
+    /// is about to wait for the CLI to write (no whole line is buffered):
+    /// the session's reader flushes the answers it queued there.
+    pub(crate) async fn next_line_or(
+        &mut self,
+        before_wait: impl FnMut(),
+    ) -> Option<Result<serde_json::Value>> {
+        self.next_json_or(before_wait).await
     }
 
     /// The next JSON object, deserialized straight from the read buffer
     /// into `T`; `None` at the end.
+    #[cfg(test)]
     pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<T>> {
+        self.next_json_or(|| {}).await
+    }
+
+    /// [`next_json`](Self::next_json), calling `before_wait` as
+    /// [`next_line_or`](Self::next_line_or) does.
+    async fn next_json_or<T: DeserializeOwned>(
+        &mut self,
+        mut before_wait: impl FnMut(),
+    ) -> Option<Result<T>> {
         let limit = self.inner.max_line_bytes();
         loop {
+            if !self.inner.line_ready() {
+                before_wait();
+            }
             let line = match self.inner.next_line().await {
                 Ok(Some(line)) => line,
                 Ok(None) => return None,
@@ -264,6 +288,27 @@ impl<W: tokio::io::AsyncWrite + Unpin> LineWriter<W> {
     /// Serializes `value` as one line of JSON and sends it.
     pub(crate) async fn send<T: Serialize + ?Sized>(&self, value: &T) -> Result<()> {
         self.inner.send(value).await.map_err(send_error)
+    }
+
+    /// Queues `value` without writing it or waiting (see
+    /// [`mcp::LineWriter::queue`]); the caller flushes with
+    /// [`flush_queued`](Self::flush_queued). `Ok(false)`, nothing queued,
+    /// when the buffer is full: send instead.
+    pub(crate) fn queue<T: Serialize + ?Sized>(&self, value: &T) -> Result<bool> {
+        match self.inner.queue(value) {
+            Ok(()) => Ok(true),
+            Err(SendError::Full) => Ok(false),
+            Err(e) => Err(send_error(e)),
+        }
+    }
+
+    /// Writes what [`queue`](Self::queue) left, never waiting (see
+    /// [`mcp::LineWriter::flush_queued`]).
+    pub(crate) fn flush_queued(&self)
+    where
+        W: Send + 'static,
+    {
+        self.inner.flush_queued();
     }
 
     /// Writes what is queued, then closes the pipe (the CLI sees EOF on

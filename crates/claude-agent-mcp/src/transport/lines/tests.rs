@@ -515,3 +515,70 @@ async fn a_vanished_reader_is_an_io_error_then_closed() {
 }
 
 mod properties;
+
+#[tokio::test]
+async fn line_ready_says_whether_next_line_would_read() {
+    let mut r = LineReader::new(
+        Chunked::new(&b"{\"a\":1}\n{\"b\":2}\n{\"c\""[..], 1 << 10),
+        1 << 20,
+    );
+    assert!(!r.line_ready(), "nothing read yet");
+    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"a\":1}")));
+    assert!(r.line_ready(), "the second line came in the same read");
+    assert!(r.line_ready(), "asking twice changes nothing");
+    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"b\":2}")));
+    assert!(!r.line_ready(), "only part of the third line is here");
+    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"c\"")));
+    assert!(r.ended_mid_line());
+    assert!(r.line_ready(), "the end is ready at once");
+    assert_eq!(r.next_line().await.unwrap(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_frames_wait_for_a_flush_and_go_out_together_in_order() {
+    let (tx, mut rx) = tokio::io::duplex(1 << 20);
+    let writes = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let w = LineWriter::with_limit(
+        Counting {
+            inner: tx,
+            writes: std::sync::Arc::clone(&writes),
+        },
+        1024,
+    );
+    let count = || writes.load(std::sync::atomic::Ordering::Relaxed);
+    for i in 0..3 {
+        w.queue(&json!({"i": i})).unwrap();
+    }
+    assert_eq!(count(), 0, "queue never writes");
+    let mut buf = [0u8; 64];
+    let nothing = tokio::time::timeout(Duration::from_millis(50), rx.read(&mut buf)).await;
+    assert!(
+        nothing.is_err(),
+        "nothing reached the pipe before the flush"
+    );
+    w.flush_queued();
+    assert_eq!(count(), 1, "three queued frames, one write, done inline");
+    w.flush_queued();
+    assert_eq!(count(), 1, "nothing left to flush");
+    // A send writes what was queued before it, first.
+    w.queue(&json!({"i": 3})).unwrap();
+    w.send(&json!({"i": 4})).await.unwrap();
+    assert_eq!(count(), 2);
+    // Full: refused, nothing queued; a send waits instead.
+    w.queue(&json!({"pad": "x".repeat(2000)})).unwrap();
+    assert!(matches!(w.queue(&json!({"i": 5})), Err(SendError::Full)));
+    w.flush_queued();
+    w.close().await.unwrap();
+    assert!(matches!(w.queue(&json!({"i": 6})), Err(SendError::Closed)));
+    let out = within(5, read_all(rx)).await;
+    let got: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), 6, "{got:?}");
+    for (i, v) in got.iter().take(5).enumerate() {
+        assert_eq!(v["i"], i, "{got:?}");
+    }
+    assert_eq!(got[5]["pad"].as_str().map(str::len), Some(2000));
+}

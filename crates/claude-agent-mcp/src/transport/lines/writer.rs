@@ -237,6 +237,58 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         Ok(())
     }
 
+    /// Queues `value` as one line without writing it and without waiting:
+    /// it goes out with the next [`flush_queued`](Self::flush_queued), or
+    /// with any send or [`close`](Self::close) before that, in order.
+    /// For a reader answering several messages it read at once: queue
+    /// each answer, then flush them with one `write` before waiting for
+    /// more input. The caller must flush (nothing else writes a frame
+    /// queued while nobody is writing). Fails with [`SendError::Full`]
+    /// (nothing queued) when the buffer is full: send instead, and wait.
+    pub fn queue<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), SendError> {
+        let frame = self.serialize(value)?;
+        let mut q = self.shared.lock();
+        if !q.open {
+            q.spare = shrunk(frame);
+            return Err(SendError::Closed);
+        }
+        if q.pending.len() >= self.shared.limit {
+            q.spare = shrunk(frame);
+            return Err(SendError::Full);
+        }
+        append(&mut q, frame);
+        Ok(())
+    }
+
+    /// Writes what [`queue`](Self::queue) left, unless someone is writing
+    /// already (they write it): as much as the pipe takes now, right here,
+    /// and the rest from a task of its own, so this never waits. Needs a
+    /// Tokio runtime when the pipe is full.
+    pub fn flush_queued(&self)
+    where
+        W: Send + 'static,
+    {
+        {
+            let mut q = self.shared.lock();
+            if q.pending.is_empty() || q.writing || !q.open {
+                return;
+            }
+            q.writing = true;
+        }
+        let writer = self.clone();
+        let mut drain = Box::pin(async move {
+            if let Err(e) = writer.drain().await {
+                tracing::debug!(error = %e, "NDJSON writer: writing queued frames failed");
+            }
+        });
+        // The no-op waker is never needed: a drain still pending after
+        // this poll is polled again at once by its task.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        if drain.as_mut().poll(&mut cx).is_pending() {
+            tokio::spawn(drain);
+        }
+    }
+
     /// Writes what is queued (a frame a cancelled send left half-written
     /// included), then shuts the pipe down (the peer sees the end of its
     /// input). Idempotent; sends after it fail with [`SendError::Closed`].

@@ -137,3 +137,32 @@ async fn writer_errors_in_this_crates_terms() {
     }
     assert!(matches!(w.send(&json!({"a": 2})).await, Err(Error::Closed)));
 }
+
+/// The session's reader flushes the answers it queued in `before_wait`:
+/// called whenever the next line is not buffered yet (blank and skipped
+/// lines included), never while whole lines are waiting.
+#[tokio::test]
+async fn before_wait_runs_only_when_no_whole_line_is_buffered() {
+    let (mut tx, rx) = tokio::io::duplex(1 << 16);
+    let mut r = LineReader::new(rx, 1024);
+    let waits = std::cell::Cell::new(0);
+    let wait = || waits.set(waits.get() + 1);
+    use tokio::io::AsyncWriteExt;
+    tx.write_all(b"{\"a\":1}\n\n[debug] not json\n{\"b\":2}\n{\"c\":")
+        .await
+        .unwrap();
+    assert_eq!(r.next_line_or(wait).await.unwrap().unwrap(), json!({"a":1}));
+    assert_eq!(waits.get(), 1, "nothing was buffered before the first read");
+    // Blank and skipped lines are buffered: no wait before `b`.
+    assert_eq!(r.next_line_or(wait).await.unwrap().unwrap(), json!({"b":2}));
+    assert_eq!(waits.get(), 1);
+    // `c` is not whole: about to wait, so `before_wait` runs first.
+    let (line, ()) = tokio::join!(r.next_line_or(wait), async {
+        tx.write_all(b"3}\n").await.unwrap();
+    });
+    assert_eq!(line.unwrap().unwrap(), json!({"c":3}));
+    assert_eq!(waits.get(), 2);
+    drop(tx);
+    assert!(r.next_line_or(wait).await.is_none());
+    assert_eq!(waits.get(), 3, "waiting for the end counts too");
+}
