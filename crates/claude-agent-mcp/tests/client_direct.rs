@@ -196,9 +196,8 @@ async fn the_client_timeout_and_close_end_a_direct_call() {
         .await
         .unwrap_err();
     assert!(matches!(err, ClientError::Timeout(_)), "{err}");
-    assert_eq!(
+    assert!(
         err.to_string().contains("tools/call timed out after 40ms"),
-        true,
         "{err}"
     );
 

@@ -16,6 +16,9 @@ use super::transport::{Inbox, SendOptions, Transport};
 use crate::server::{Handler, RequestContext, Server, Session};
 use crate::types::{CallToolResult, PROTOCOL_VERSION_META};
 
+/// A stateless `_meta` and the context calls carrying it are served in.
+type StatelessContext = (Arc<Map<String, Value>>, RequestContext);
+
 /// Calls a [`Handler`] (our [`Server`](crate::Server), or any type of yours)
 /// directly, every message with the transport's one [`Session`].
 ///
@@ -47,7 +50,7 @@ pub struct InProcessTransport {
     /// The context of stateless calls that carry the client's own `_meta`
     /// (the same `Arc` every call): built and checked once, as a server
     /// would for each request.
-    stateless: Arc<OnceLock<(Arc<Map<String, Value>>, RequestContext)>>,
+    stateless: Arc<OnceLock<StatelessContext>>,
     inbox: Arc<OnceLock<Inbox>>,
     session: Session,
 }
