@@ -86,6 +86,9 @@ impl McpClient {
         arguments: Value,
         mut options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
+        if self.inner.can_call_direct(&options) {
+            return self.inner.call_tool_direct(name, arguments, options).await;
+        }
         if self.inner.transport.mirrors_header_params() {
             let params = self.header_params(name, &arguments).await?;
             let mut send = SendOptions::new();

@@ -11,9 +11,11 @@ use std::time::Duration;
 use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use super::deadline::{self, Limits, ProgressWatch};
 use super::error::response_outcome;
+use super::in_process::InProcessTransport;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{ClientError, ServerNotification, ServerState};
@@ -64,10 +66,17 @@ pub(crate) struct Inner {
     next_id: AtomicU64,
     closed: AtomicBool,
     /// Why the client closed (the first reason given), for later calls.
-    closed_reason: Mutex<Option<String>>,
+    pub(crate) closed_reason: Mutex<Option<String>>,
     pub(crate) server: OnceLock<ServerState>,
     /// `_meta` every request carries at the stateless revision.
-    stateless_meta: OnceLock<Map<String, Value>>,
+    pub(crate) stateless_meta: OnceLock<Arc<Map<String, Value>>>,
+    /// The in-process transport to a [`Server`](crate::Server), when that
+    /// is what the client is connected to: `tools/call` then goes straight
+    /// to the server ([`InProcessTransport::call_tool`]).
+    pub(crate) direct: Option<InProcessTransport>,
+    /// Cancelled when the client closes: what a direct call in flight
+    /// fails on (the others fail through the request table).
+    pub(crate) closing: CancellationToken,
     /// Where [`McpClient::notifications`](super::McpClient::notifications)
     /// streams subscribe; `None` once closed (the streams end).
     notifications: Mutex<Option<broadcast::Sender<Heard>>>,
@@ -75,7 +84,7 @@ pub(crate) struct Inner {
     pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -84,6 +93,7 @@ impl Inner {
     pub(crate) fn start(
         transport: Arc<dyn Transport>,
         options: ClientOptions,
+        direct: Option<InProcessTransport>,
     ) -> Result<Arc<Self>, ClientError> {
         let inner = Arc::new(Self {
             capabilities: options.capabilities(),
@@ -95,6 +105,8 @@ impl Inner {
             closed_reason: Mutex::new(None),
             server: OnceLock::new(),
             stateless_meta: OnceLock::new(),
+            direct,
+            closing: CancellationToken::new(),
             notifications: Mutex::new(Some(broadcast::channel(NOTIFICATION_BUFFER).0)),
             header_maps: Mutex::new(None),
         });
@@ -135,7 +147,7 @@ impl Inner {
             serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null),
         );
         meta.insert(CLIENT_CAPABILITIES_META.into(), self.capabilities.clone());
-        let _ = self.stateless_meta.set(meta);
+        let _ = self.stateless_meta.set(Arc::new(meta));
     }
 
     /// The stateless `_meta` for `version` (used by the discover probe).
@@ -285,7 +297,7 @@ impl Inner {
             .entry("_meta")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(slot) = slot {
-            for (k, v) in stateless.into_iter().flatten() {
+            for (k, v) in stateless.into_iter().flat_map(|m| m.iter()) {
                 slot.entry(k.clone()).or_insert_with(|| v.clone());
             }
             for (k, v) in meta.into_iter().flatten() {
@@ -308,6 +320,7 @@ impl Inner {
     pub(crate) fn shut(&self, reason: &str) {
         lock(&self.closed_reason).get_or_insert_with(|| reason.to_owned());
         self.closed.store(true, Ordering::Release);
+        self.closing.cancel();
         let (ours, theirs) = self.requests.close();
         for waiter in ours {
             waiter.answer(Err(ClientError::Closed(reason.to_owned())));

@@ -1,15 +1,23 @@
 //! The in-process transport: calls a [`Handler`] directly.
 
+use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::ClientError;
+use super::deadline::{self, Limits};
+use super::engine::{Inner, lock};
+use super::options::RequestOptions;
 use super::transport::{Inbox, SendOptions, Transport};
-use crate::server::{Handler, RequestContext, Session};
+use crate::server::{Handler, RequestContext, Server, Session};
+use crate::types::{CallToolResult, PROTOCOL_VERSION_META};
+
+/// A stateless `_meta` and the context calls carrying it are served in.
+type StatelessContext = (Arc<Map<String, Value>>, RequestContext);
 
 /// Calls a [`Handler`] (our [`Server`](crate::Server), or any type of yours)
 /// directly, every message with the transport's one [`Session`].
@@ -27,9 +35,22 @@ use crate::server::{Handler, RequestContext, Session};
 ///
 /// A handler that panics, or that answers a request with nothing, fails
 /// that request with a transport error (never a JSON-RPC error).
+///
+/// Connected to our [`Server`] (given to [`new`](Self::new) or
+/// [`McpClient::in_process`](super::McpClient::in_process)), the client's
+/// `tools/call` skips JSON-RPC altogether: the server serves the call as it
+/// would the request (arguments validated, timeout, panic capture,
+/// cancellation, the result cap, the stateless revision's `_meta`) and
+/// hands back the typed result.
 #[derive(Clone)]
 pub struct InProcessTransport {
     handler: Arc<dyn Handler>,
+    /// The handler when it is our [`Server`]: tool calls go to it directly.
+    server: Option<Server>,
+    /// The context of stateless calls that carry the client's own `_meta`
+    /// (the same `Arc` every call): built and checked once, as a server
+    /// would for each request.
+    stateless: Arc<OnceLock<StatelessContext>>,
     inbox: Arc<OnceLock<Inbox>>,
     session: Session,
 }
@@ -37,7 +58,11 @@ pub struct InProcessTransport {
 impl InProcessTransport {
     /// A transport to `handler`.
     pub fn new(handler: impl Handler) -> Self {
-        Self::from_arc(Arc::new(handler))
+        let server = (&handler as &dyn Any).downcast_ref::<Server>().cloned();
+        Self {
+            server,
+            ..Self::from_arc(Arc::new(handler))
+        }
     }
 
     /// A transport to a shared handler.
@@ -51,8 +76,126 @@ impl InProcessTransport {
         });
         Self {
             handler,
+            server: None,
+            stateless: Arc::new(OnceLock::new()),
             inbox,
             session,
+        }
+    }
+}
+
+impl InProcessTransport {
+    /// Whether tool calls can skip JSON-RPC (the handler is our [`Server`]).
+    pub(crate) fn is_direct(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// `tools/call` served by the server without the JSON-RPC envelope:
+    /// the outcome the client would decode from the reply.
+    async fn call_tool(
+        &self,
+        id: &Value,
+        name: &str,
+        arguments: Value,
+        meta: Option<Arc<Map<String, Value>>>,
+    ) -> Result<CallToolResult, ClientError> {
+        let Some(server) = &self.server else {
+            return Err(ClientError::Transport(
+                "MCP in-process: the handler is no Server".into(),
+            ));
+        };
+        let plain = RequestContext::with_session(self.session.clone());
+        let (ctx, prepared) = match &meta {
+            Some(m) if m.contains_key(PROTOCOL_VERSION_META) => match self.stateless.get() {
+                Some((cached, ctx)) if Arc::ptr_eq(cached, m) => (ctx.clone(), true),
+                Some(_) => (plain, false),
+                // A `_meta` that fails the check fails each call that carries it.
+                None => match Server::stateless_context(m, plain.clone()) {
+                    Ok(ctx) => {
+                        let _ = self.stateless.set((Arc::clone(m), ctx.clone()));
+                        (ctx, true)
+                    }
+                    Err(_) => (plain, false),
+                },
+            },
+            _ => (plain, false),
+        };
+        server
+            .call_tool_direct(id, name, Some(arguments), meta, ctx, prepared)
+            .await
+            .map_err(ClientError::JsonRpc)
+    }
+}
+
+impl Inner {
+    /// Whether a `tools/call` with `options` may go straight to the
+    /// in-process server ([`call_tool_direct`](Self::call_tool_direct)):
+    /// the client has one, and the call needs nothing only the request
+    /// table gives (a timeout that progress restarts).
+    pub(crate) fn can_call_direct(&self, options: &RequestOptions) -> bool {
+        self.direct
+            .as_ref()
+            .is_some_and(InProcessTransport::is_direct)
+            && !options.reset_timeout_on_progress
+            && !options.unbounded
+    }
+
+    /// `tools/call` straight to the in-process server (when
+    /// [`can_call_direct`](Self::can_call_direct)). Returns what
+    /// [`request`](Self::request) and decoding the result would: the
+    /// server runs the same code (validation, timeout, panic capture,
+    /// cap), the client keeps its timeout, its close and its cancellation
+    /// (dropping the future drops the call, whose token fires).
+    pub(crate) async fn call_tool_direct(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let Some(direct) = self.direct.as_ref() else {
+            return Err(ClientError::Transport(
+                "MCP in-process: no direct transport".into(),
+            ));
+        };
+        if self.is_closed() {
+            return Err(self.closed_error());
+        }
+        let limits = Limits {
+            timeout: options.timeout.unwrap_or(self.options.request_timeout),
+            cap: options.max_total_timeout,
+            reset_on_progress: false,
+        };
+        let id = self.next_id().to_value();
+        let meta = self.direct_meta(options.meta);
+        let call = direct.call_tool(&id, name, arguments, meta);
+        let exchange = async {
+            tokio::select! {
+                biased;
+                outcome = call => outcome,
+                () = self.closing.cancelled() => Err(ClientError::Closed(
+                    lock(&self.closed_reason).clone().unwrap_or_default(),
+                )),
+            }
+        };
+        match deadline::within(exchange, limits, None).await {
+            Ok(outcome) => outcome,
+            Err(expired) => Err(limits.error("tools/call", expired)),
+        }
+    }
+
+    /// The `_meta` a request with `meta` carries (as `with_meta` puts it in
+    /// the params), shared: the stateless `_meta` itself when the request
+    /// adds none.
+    fn direct_meta(&self, meta: Option<Map<String, Value>>) -> Option<Arc<Map<String, Value>>> {
+        let stateless = self.stateless_meta.get();
+        match (stateless, meta) {
+            (None, None) => None,
+            (Some(stateless), None) => Some(Arc::clone(stateless)),
+            (stateless, Some(meta)) => {
+                let mut all = stateless.map(|s| (**s).clone()).unwrap_or_default();
+                all.extend(meta);
+                Some(Arc::new(all))
+            }
         }
     }
 }

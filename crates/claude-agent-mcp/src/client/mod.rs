@@ -115,7 +115,12 @@ impl McpClient {
         transport: impl Transport,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
-        Self::connect_arc(Arc::new(transport), options).await
+        // In process to our Server, tool calls skip JSON-RPC.
+        let direct = (&transport as &dyn std::any::Any)
+            .downcast_ref::<InProcessTransport>()
+            .filter(|t| t.is_direct())
+            .cloned();
+        Self::start(Arc::new(transport), options, direct).await
     }
 
     /// [`connect`](Self::connect) with a shared transport.
@@ -123,7 +128,15 @@ impl McpClient {
         transport: Arc<dyn Transport>,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
-        let inner = Inner::start(transport, options)?;
+        Self::start(transport, options, None).await
+    }
+
+    async fn start(
+        transport: Arc<dyn Transport>,
+        options: ClientOptions,
+        direct: Option<InProcessTransport>,
+    ) -> Result<Self, ClientError> {
+        let inner = Inner::start(transport, options, direct)?;
         let state = match handshake::handshake(&inner).await {
             Ok(state) => state,
             Err(e) => {

@@ -2,7 +2,9 @@
 //! under its deadline (contained: `contain.rs`), honour cancellation,
 //! check and cap the result.
 
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::Poll;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -38,14 +40,35 @@ pub(crate) async fn call_tool(
         }
         None => return Err(ErrorObject::invalid_params("tools/call needs a \"name\"")),
     };
-    let Some(tool) = server.tool(&name) else {
+    let arguments = params.remove("arguments");
+    let meta = match params.remove("_meta") {
+        Some(Value::Object(meta)) => Some(Arc::new(meta)),
+        _ => None,
+    };
+    let result = call_named(server, id, &name, arguments, meta, ctx).await?;
+    Ok(result.into_value())
+}
+
+/// `tools/call` of the tool `name` with `arguments` (absent or `null`: `{}`)
+/// and the request's `_meta`: what [`call_tool`] does once the params are
+/// taken apart, the result still typed. The in-process client calls this
+/// directly (see `Server::call_tool_direct`).
+pub(crate) async fn call_named(
+    server: &ServerInner,
+    id: &Value,
+    name: &str,
+    arguments: Option<Value>,
+    meta: Option<Arc<Map<String, Value>>>,
+    ctx: RequestContext,
+) -> Result<CallToolResult, ErrorObject> {
+    let Some(tool) = server.tool(name) else {
         // -32601 naming the tool; see the module docs for why not -32602.
         return Err(ErrorObject::new(
             METHOD_NOT_FOUND,
             format!("Unknown tool: {name}"),
         ));
     };
-    let arguments = match params.remove("arguments") {
+    let arguments = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args @ Value::Object(_)) => args,
         Some(other) => {
@@ -55,13 +78,7 @@ pub(crate) async fn call_tool(
             )));
         }
     };
-    let meta = match params.remove("_meta") {
-        Some(Value::Object(meta)) => Some(meta),
-        _ => None,
-    };
-
-    let result = run(server, &tool, id, arguments, meta, ctx).await;
-    Ok(result.into_value())
+    Ok(run(server, &tool, id, arguments, meta, ctx).await)
 }
 
 async fn run(
@@ -69,7 +86,7 @@ async fn run(
     registered: &Arc<Registered>,
     id: &Value,
     arguments: Value,
-    meta: Option<Map<String, Value>>,
+    meta: Option<Arc<Map<String, Value>>>,
     ctx: RequestContext,
 ) -> CallToolResult {
     let (session, stream) = ctx.into_parts();
@@ -94,7 +111,7 @@ async fn run(
         _ => None,
     };
     // If this future is dropped mid-call (the caller gave up), the token fires.
-    let cancel_on_drop = token.clone().drop_guard();
+    let mut cancel_on_drop = CancelOnDrop(Some(&token));
 
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
@@ -116,22 +133,33 @@ async fn run(
     };
     let handler = Arc::clone(&tool.handler);
 
-    let outcome = tokio::select! {
-        biased;
-        () = token.cancelled() => Outcome::Cancelled,
-        finished = contain::run(&deadline, move || handler(arguments, ctx, structured)) => {
-            match finished {
-                Ok(result) => Outcome::Done(result),
-                Err(Failure::Panicked(message)) => Outcome::Panicked(message),
-                Err(Failure::TimedOut(expiry)) => Outcome::TimedOut(expiry),
-            }
+    // Most handlers finish on their first poll: then no waiter is set on
+    // the token and no timer armed (`contain::run` polls the handler
+    // before its deadline). Otherwise both are watched until it ends.
+    let finished = {
+        let mut running = pin!(contain::run(&deadline, move || {
+            handler(arguments, ctx, structured)
+        }));
+        match futures::poll!(running.as_mut()) {
+            Poll::Ready(finished) => Some(finished),
+            Poll::Pending => tokio::select! {
+                biased;
+                () = token.cancelled() => None,
+                finished = &mut running => Some(finished),
+            },
         }
+    };
+    let outcome = match finished {
+        None => Outcome::Cancelled,
+        Some(Ok(result)) => Outcome::Done(result),
+        Some(Err(Failure::Panicked(message))) => Outcome::Panicked(message),
+        Some(Err(Failure::TimedOut(expiry))) => Outcome::TimedOut(expiry),
     };
     // The handler future is gone now. Its token fires unless it finished.
 
     let mut result = match outcome {
         Outcome::Done(result) => {
-            cancel_on_drop.disarm();
+            cancel_on_drop.0 = None;
             check_output(tool, result)
         }
         Outcome::Panicked(message) => {
@@ -153,6 +181,18 @@ async fn run(
 
     cap::cap_result(&mut result, cap, name, structured);
     result
+}
+
+/// Cancels the token when dropped, unless disarmed (`None`): a
+/// `DropGuard` without a clone of the token.
+struct CancelOnDrop<'a>(Option<&'a CancellationToken>);
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.0 {
+            token.cancel();
+        }
+    }
 }
 
 /// With an output schema, a successful result must carry matching

@@ -98,7 +98,8 @@ impl RequestContext {
 pub struct ToolContext {
     pub(crate) request_id: Value,
     pub(crate) tool: String,
-    pub(crate) meta: Option<Map<String, Value>>,
+    /// Shared: the in-process client hands every call the same `_meta`.
+    pub(crate) meta: Option<Arc<Map<String, Value>>>,
     pub(crate) token: CancellationToken,
     pub(crate) session: Option<Session>,
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
@@ -119,20 +120,20 @@ impl ToolContext {
 
     /// The request's `params._meta`, if it had one.
     pub fn meta(&self) -> Option<&Map<String, Value>> {
-        self.meta.as_ref()
+        self.meta.as_deref()
     }
 
     /// The model's `tool_use` id (`_meta["claudecode/toolUseId"]`), when the
     /// call comes from the Claude Code CLI.
     pub fn tool_use_id(&self) -> Option<&str> {
-        self.meta.as_ref()?.get(TOOL_USE_ID_META)?.as_str()
+        self.meta.as_deref()?.get(TOOL_USE_ID_META)?.as_str()
     }
 
     /// `_meta.progressToken` (a string or a number), if the client wants
     /// progress reports. The Claude Code CLI sends the request id.
     pub fn progress_token(&self) -> Option<&Value> {
         self.meta
-            .as_ref()?
+            .as_deref()?
             .get("progressToken")
             .filter(|t| t.is_string() || t.is_number())
     }

@@ -1,12 +1,14 @@
 //! Reading a message and routing it: requests, notifications, responses.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::context::RequestContext;
 use super::session::Session;
 use super::{ServerInner, call, catalog, contain, limits, stateless};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::{ClientCapabilities, LogLevel};
+use crate::types::{CallToolResult, ClientCapabilities, LogLevel, PROTOCOL_VERSION_META};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
     json_type_name,
@@ -152,9 +154,10 @@ async fn one(
         return None;
     };
 
-    let outcome = match stateless::request_meta(&method, params.as_ref()) {
-        Some(meta) => stateless_request(server, &id, &method, meta.cloned(), params, ctx).await,
-        None => request(server, &id, &method, params, ctx).await,
+    let outcome = if stateless::request_meta(&method, params.as_ref()).is_some() {
+        stateless_request(server, &id, &method, params, ctx).await
+    } else {
+        request(server, &id, &method, params, ctx).await
     };
     Some(match outcome {
         Ok(result) => jsonrpc::response(&id, result),
@@ -190,11 +193,17 @@ async fn stateless_request(
     server: &ServerInner,
     id: &Value,
     method: &str,
-    meta: Option<Map<String, Value>>,
     params: Option<Value>,
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
-    stateless::validate_meta(meta.as_ref())?;
+    // Read in place (the tool call takes its `_meta` from the params).
+    let meta = || {
+        params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object)
+    };
+    stateless::validate_meta(meta())?;
     if stateless::REMOVED_METHODS.contains(&method) {
         return Err(ErrorObject::method_not_found(method));
     }
@@ -205,13 +214,55 @@ async fn stateless_request(
             stateless::listen(server, id, &params, ctx).await
         }
         _ => {
-            let ctx = stateless::request_context(ctx, meta.as_ref());
+            let ctx = stateless::request_context(ctx, meta());
             request(server, id, method, params, ctx)
                 .await
                 .map_err(stateless::error)
         }
     }?;
     Ok(stateless::decorate(server, method, result))
+}
+
+/// `tools/call` as [`one`] serves it, without the JSON-RPC envelope: the
+/// request's id, the tool's name, its arguments and the `_meta` the params
+/// would carry; the result typed, as the client would decode it from the
+/// reply. The in-process client's fast path (`Server::call_tool_direct`).
+/// `prepared`: `ctx` is already the stateless context of `meta`
+/// ([`stateless_context`]).
+pub(crate) async fn call_tool_direct(
+    server: &ServerInner,
+    id: &Value,
+    name: &str,
+    arguments: Option<Value>,
+    meta: Option<Arc<Map<String, Value>>>,
+    ctx: RequestContext,
+    prepared: bool,
+) -> Result<CallToolResult, ErrorObject> {
+    let stateless = meta
+        .as_deref()
+        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_META));
+    if !stateless {
+        return call::call_named(server, id, name, arguments, meta, ctx).await;
+    }
+    let ctx = if prepared {
+        ctx
+    } else {
+        stateless_context(meta.as_deref(), ctx)?
+    };
+    let result = call::call_named(server, id, name, arguments, meta, ctx)
+        .await
+        .map_err(stateless::error)?;
+    Ok(stateless::decorate_call(server, result))
+}
+
+/// The context a stateless request with `meta` is served in: its `_meta`
+/// checked, a session of its own (see `stateless::request_context`).
+pub(crate) fn stateless_context(
+    meta: Option<&Map<String, Value>>,
+    ctx: RequestContext,
+) -> Result<RequestContext, ErrorObject> {
+    stateless::validate_meta(meta)?;
+    Ok(stateless::request_context(ctx, meta))
 }
 
 fn invalid(id: &Value, message: impl Into<String>) -> Value {

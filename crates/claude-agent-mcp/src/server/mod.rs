@@ -264,6 +264,49 @@ impl Server {
         .await
     }
 
+    /// `tools/call` without the JSON-RPC envelope, for the in-process
+    /// client: what [`handle`](Self::handle) does with
+    /// `{"id":id,"method":"tools/call","params":{"name":name,"arguments":arguments,"_meta":meta}}`
+    /// — validation, the timeout, panic capture, cancellation (drop the
+    /// future, or cancel through the session), the cap, the stateless
+    /// revision's `_meta` and result fields — the result typed as a client
+    /// decodes it, an error reply as its error object. `prepared`: `ctx` is
+    /// [`stateless_context`](Self::stateless_context) of `meta`.
+    pub(crate) async fn call_tool_direct(
+        &self,
+        id: &Value,
+        name: &str,
+        arguments: Option<Value>,
+        meta: Option<Arc<serde_json::Map<String, Value>>>,
+        ctx: RequestContext,
+        prepared: bool,
+    ) -> Result<crate::types::CallToolResult, jsonrpc::ErrorObject> {
+        use futures::FutureExt;
+        let call =
+            dispatch::call_tool_direct(&self.inner, id, name, arguments, meta, ctx, prepared);
+        match std::panic::AssertUnwindSafe(call).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                let panic = panic_message(panic.as_ref());
+                tracing::error!(%id, panic = %panic, "the handler panicked");
+                Err(jsonrpc::ErrorObject::internal(format!(
+                    "the server's handler panicked: {panic}"
+                )))
+            }
+        }
+    }
+
+    /// The context a stateless request carrying `meta` is served in (its
+    /// `_meta` checked): what a caller that sends the same `_meta` with
+    /// every call may build once and pass to
+    /// [`call_tool_direct`](Self::call_tool_direct) as `prepared`.
+    pub(crate) fn stateless_context(
+        meta: &serde_json::Map<String, Value>,
+        ctx: RequestContext,
+    ) -> Result<RequestContext, jsonrpc::ErrorObject> {
+        dispatch::stateless_context(Some(meta), ctx)
+    }
+
     /// Adds a tool, or replaces the one with the same name (keeping its
     /// place in the list), and tells every initialized session that the
     /// list changed.

@@ -26,7 +26,7 @@ use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
 };
-use crate::types::{ClientCapabilities, LogLevel};
+use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
 
 /// The stateless revisions the server speaks (requests with `_meta`).
 pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
@@ -231,6 +231,25 @@ pub(crate) fn decorate(server: &ServerInner, method: &str, result: Value) -> Val
             .or_insert_with(|| json!({"name": server.name, "version": server.version}));
     }
     Value::Object(result)
+}
+
+/// [`decorate`] for a typed `tools/call` result: the same fields as
+/// decorating its JSON and decoding that. A result with members of its own
+/// beyond `_meta` goes the long way (through its JSON).
+pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) -> CallToolResult {
+    if !result.extra.is_empty() {
+        let decorated = decorate(server, "tools/call", result.into_value());
+        return serde_json::from_value(decorated).unwrap_or_else(|e| {
+            CallToolResult::error(format!("the decorated result does not decode: {e}"))
+        });
+    }
+    result.extra.insert("resultType".into(), "complete".into());
+    result
+        .meta
+        .get_or_insert_with(Map::new)
+        .entry(SERVER_INFO_META)
+        .or_insert_with(|| json!({"name": server.name, "version": server.version}));
+    result
 }
 
 /// Where a stateless request's messages go, filtered: `notifications/message`

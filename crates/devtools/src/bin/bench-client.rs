@@ -2,8 +2,10 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak]
+//! cargo run --release -p claude-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak|add]
 //! ```
+//! (`add`: only the calculator's `add` in process, serially, `BENCH_CALLS`
+//! times — the loop to profile the in-process path with.)
 //! (`stdio` needs the `stdio_server` example built in the same profile:
 //! `cargo build --release -p claude-agent-mcp --example stdio_server`.)
 //!
@@ -112,6 +114,22 @@ async fn in_process() {
         client.send_request("ping", None).await.unwrap();
     }
     report("in-process ping (sequential)", n, start.elapsed());
+}
+
+/// `add` on the calculator, in process, serially, `BENCH_CALLS` times
+/// (default 2 000 000): the loop to profile the in-process path with.
+async fn add_calls() {
+    let n = env_count("BENCH_CALLS", 2_000_000);
+    let client = McpClient::in_process(calc::calc_server()).await.unwrap();
+    for _ in 0..10_000 {
+        client.call_tool("add", json!({"a":1,"b":2})).await.unwrap();
+    }
+    let start = Instant::now();
+    for _ in 0..n {
+        let r = client.call_tool("add", json!({"a":1,"b":2})).await.unwrap();
+        debug_assert_eq!(r.text_content(), "3");
+    }
+    report("in-process call_tool add (serial)", n, start.elapsed());
 }
 
 async fn stdio() {
@@ -292,6 +310,10 @@ async fn main() {
     }
     if which == "soak" {
         soak().await;
+        return;
+    }
+    if which == "add" {
+        add_calls().await;
         return;
     }
     if which == "all" || which == "in-process" {
