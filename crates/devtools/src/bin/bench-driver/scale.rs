@@ -61,7 +61,7 @@ pub fn scale_bench(args: &Args, errors: &mut Vec<String>) -> Option<Scale> {
             let t = Instant::now();
             let result = (|| {
                 let (mut child, url) = spawn_for_url(pinned(0, &server.cmd, pin), &server.cmd)?;
-                let out = pinned(1, &[load.clone()], pin)
+                let out = pinned(1, std::slice::from_ref(load), pin)
                     .args(["--url", &url, "--pid", &child.id().to_string()])
                     .args([
                         "--sessions",
