@@ -5,10 +5,12 @@
 //! cargo run -p claude-agent --example calculator                 # scripted exchange
 //! cargo run -p claude-agent --example calculator -- --stdio      # NDJSON on stdin/stdout
 //! cargo run -p claude-agent --features http-server --example calculator -- --http 127.0.0.1:8080
+//! cargo run -p claude-agent --features http-server --example calculator -- --http 127.0.0.1:8080 --max-sessions 10000
 //! ```
 //!
 //! (`--http` serves `http://127.0.0.1:8080/mcp`; it needs the `http-server`
-//! feature.)
+//! feature. `--max-sessions N` caps the live sessions, default 1024: the
+//! `initialize` that would open one more gets 503.)
 //!
 //! Without arguments it sends the messages the Claude Code CLI would send
 //! (`initialize`, `notifications/initialized`, `tools/list`, then some
@@ -38,27 +40,42 @@ async fn main() -> std::io::Result<()> {
         }
         ["--stdio"] => claude_agent::mcp::server::serve_stdio(calc_server()).await,
         #[cfg(feature = "http-server")]
-        ["--http", addr] => {
+        ["--http", addr, rest @ ..] => {
             use claude_agent::mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+            let mut config = StreamableHttpConfig::default();
+            match rest {
+                [] => {}
+                ["--max-sessions", n] => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => config = config.max_sessions(n),
+                    _ => usage(&format!("--max-sessions wants a positive count, not {n:?}")),
+                },
+                _ => usage(&format!(
+                    "unexpected arguments after --http {addr}: {rest:?}"
+                )),
+            }
             let listener = tokio::net::TcpListener::bind(addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            StreamableHttpService::new(calc_server(), StreamableHttpConfig::default())
+            StreamableHttpService::new(calc_server(), config)
                 .serve(listener)
                 .await
         }
         #[cfg(not(feature = "http-server"))]
-        ["--http", _] => {
+        ["--http", ..] => {
             eprintln!(
                 "calculator: built without the `http-server` feature; run \
                  `cargo run -p claude-agent --features http-server --example calculator -- --http HOST:PORT`"
             );
             std::process::exit(2);
         }
-        _ => {
-            eprintln!("usage: calculator [--stdio | --http HOST:PORT]");
-            std::process::exit(2);
-        }
+        _ => usage("unknown arguments"),
     }
+}
+
+fn usage(why: &str) -> ! {
+    eprintln!(
+        "calculator: {why}\nusage: calculator [--stdio | --http HOST:PORT [--max-sessions N]]"
+    );
+    std::process::exit(2);
 }
 
 /// Sends the CLI's messages to the server in process and prints the exchange.

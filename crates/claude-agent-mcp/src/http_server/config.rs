@@ -52,6 +52,7 @@ pub struct StreamableHttpConfig {
     pub(crate) retry: Option<Duration>,
     pub(crate) keep_alive: Duration,
     pub(crate) events_per_stream: usize,
+    pub(crate) replay_bytes: usize,
     pub(crate) request_read_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
 }
@@ -71,6 +72,7 @@ impl Default for StreamableHttpConfig {
             retry: Some(Duration::from_millis(1000)),
             keep_alive: Duration::from_secs(15),
             events_per_stream: 1024,
+            replay_bytes: 256 * 1024,
             request_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
         }
@@ -166,6 +168,18 @@ impl StreamableHttpConfig {
     /// reconnection with `Last-Event-ID` (default 1024).
     pub fn events_per_stream(mut self, events: usize) -> Self {
         self.events_per_stream = events.max(1);
+        self
+    }
+
+    /// Caps the bytes of SSE events each session keeps for replay after a
+    /// reconnection with `Last-Event-ID` (default 256 KiB; each event counts
+    /// its size plus 32 bytes). Past it the oldest streams' events go first;
+    /// an event larger than the whole budget is sent but not kept. Events
+    /// are kept only while a client may still ask for them: a stream whose
+    /// response carried every event to its end is forgotten at once, so a
+    /// session whose clients read their answers keeps nothing of its calls.
+    pub fn replay_bytes(mut self, bytes: usize) -> Self {
+        self.replay_bytes = bytes;
         self
     }
 

@@ -111,17 +111,14 @@ fn existing_session(
             "Bad Request: Mcp-Session-Id header is required",
         ));
     };
-    shared
-        .sessions
-        .get(sid, shared.config.idle_timeout)
-        .ok_or_else(|| {
-            error(
-                StatusCode::NOT_FOUND,
-                id,
-                SESSION_NOT_FOUND,
-                "Session not found",
-            )
-        })
+    shared.sessions.get(sid).ok_or_else(|| {
+        error(
+            StatusCode::NOT_FOUND,
+            id,
+            SESSION_NOT_FOUND,
+            "Session not found",
+        )
+    })
 }
 
 async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> Response {
@@ -220,6 +217,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     }));
     let keep_alive = shared.config.keep_alive;
     let shared = Arc::clone(shared);
+    let hub = Arc::clone(&http.hub);
     tokio::spawn(async move {
         let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
         if let Some(reply) = reply {
@@ -227,7 +225,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         }
         http.hub.finish(stream);
     });
-    sse_response(rx, Some(keep_alive), None)
+    sse_response(rx, &hub, Some(keep_alive), None)
 }
 
 /// A JSON-RPC batch: only on a session, and served by the handler (which
@@ -309,7 +307,12 @@ fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
         Some(rx) => rx,
         None => http.hub.open_standalone(http.priming()),
     };
-    sse_response(rx, Some(shared.config.keep_alive), Some(&http.id))
+    sse_response(
+        rx,
+        &http.hub,
+        Some(shared.config.keep_alive),
+        Some(&http.id),
+    )
 }
 
 fn delete(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
@@ -347,16 +350,30 @@ fn json_reply(status: StatusCode, reply: Value, session: Option<&str>) -> Respon
 
 /// An SSE response reading `rx`; with `keep_alive`, a comment line goes out
 /// whenever the stream is quiet that long (so a vanished client is noticed).
-fn sse_response(rx: Rx, keep_alive: Option<Duration>, session: Option<&str>) -> Response {
-    let events = futures::stream::unfold(rx, move |mut rx| async move {
+/// Once it has read `rx` to the end, it tells `hub` (which then forgets what
+/// it kept for a replay nobody needs).
+fn sse_response(
+    rx: Rx,
+    hub: &Arc<Hub>,
+    keep_alive: Option<Duration>,
+    session: Option<&str>,
+) -> Response {
+    let state = (rx, Arc::clone(hub));
+    let events = futures::stream::unfold(state, move |(mut rx, hub)| async move {
         let next = match keep_alive {
-            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
+            Some(every) => match tokio::time::timeout(every, rx.events.recv()).await {
                 Ok(next) => next,
                 Err(_) => Some(Bytes::from_static(b": keep-alive\n\n")),
             },
-            None => rx.recv().await,
+            None => rx.events.recv().await,
         };
-        next.map(|bytes| (Ok::<Bytes, Infallible>(bytes), rx))
+        match next {
+            Some(bytes) => Some((Ok::<Bytes, Infallible>(bytes), (rx, hub))),
+            None => {
+                hub.delivered(&rx);
+                None
+            }
+        }
     });
     let mut response = Response::new(Body::from_stream(events.boxed()));
     let h = response.headers_mut();

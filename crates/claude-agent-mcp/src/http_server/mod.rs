@@ -109,8 +109,8 @@ impl StreamableHttpService {
         Self {
             shared: Arc::new(EndpointState {
                 handler: Arc::new(handler),
+                sessions: SessionTable::new(config.idle_timeout),
                 config,
-                sessions: SessionTable::new(),
             }),
         }
     }

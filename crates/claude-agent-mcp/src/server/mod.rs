@@ -388,21 +388,27 @@ impl ServerInner {
         self.tools.read().get(name).cloned()
     }
 
-    /// Remembers `session` (weakly) for `list_changed` notifications.
+    /// Remembers `session` (weakly) for `list_changed` notifications. O(log
+    /// n) amortized, so that opening a session costs the same beside 10 or
+    /// 10,000 others (a session registers at `initialize` and again at
+    /// `notifications/initialized`): ended sessions and repeats are swept
+    /// out only when the list is about to grow, so each sweep pays for the
+    /// pushes since the last one, and the list stays within twice the live
+    /// sessions.
     fn register_session(&self, session: &Session) {
         let weak = session.downgrade();
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| s.strong_count() > 0);
-        if !sessions.iter().any(|s| Weak::ptr_eq(s, &weak)) {
-            sessions.push(weak);
+        if sessions.len() == sessions.capacity() {
+            sweep(&mut sessions);
         }
+        sessions.push(weak);
     }
 
-    /// The initialized sessions still alive. Collected first, so notifiers
-    /// run without the lock held.
+    /// The initialized sessions still alive (each once). Collected first, so
+    /// notifiers run without the lock held.
     fn live_sessions(&self) -> Vec<Session> {
         let mut sessions = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        sessions.retain(|s| s.strong_count() > 0);
+        sweep(&mut sessions);
         sessions
             .iter()
             .filter_map(Weak::upgrade)
@@ -415,4 +421,11 @@ impl ServerInner {
             session.notify(jsonrpc::notification(method, None));
         }
     }
+}
+
+/// Drops ended sessions and repeats from a list of registered sessions.
+fn sweep(sessions: &mut Vec<Weak<SessionInner>>) {
+    sessions.retain(|s| s.strong_count() > 0);
+    sessions.sort_unstable_by_key(|s| s.as_ptr() as usize);
+    sessions.dedup_by(|a, b| Weak::ptr_eq(a, b));
 }

@@ -4,7 +4,11 @@
 //! be cancelled, and a tool list that grows.
 //!
 //! `rmcp-server stdio` serves on stdin/stdout; `rmcp-server http <port>`
-//! serves Streamable HTTP on `127.0.0.1:<port>/mcp`.
+//! serves Streamable HTTP on `127.0.0.1:<port>/mcp` (port 0: any free one),
+//! with `TCP_NODELAY` on every connection (axum's default leaves Nagle on,
+//! which costs a small request/response exchange ~40 ms of delayed ACK);
+//! it prints `listening on <url>` on stderr. The HTTP benchmark of
+//! `bench-driver` runs it too.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -138,8 +142,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
+            use axum::serve::ListenerExt;
             let app = axum::Router::new().nest_service("/mcp", service);
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             axum::serve(listener, app).await?;
         }
         _ => return Err("usage: rmcp-server stdio | rmcp-server http <port>".into()),

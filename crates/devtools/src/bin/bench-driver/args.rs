@@ -32,6 +32,16 @@ pub struct Args {
     pub notes: Option<PathBuf>,
     /// `name=version` lines for the document.
     pub versions: Vec<(String, String)>,
+    /// The HTTP scale benchmark's load generator (`http-load`).
+    pub http_load: Option<String>,
+    /// Its servers (`name|cmd`; ours first): each prints its URL on stderr.
+    pub scale_servers: Vec<Subject>,
+    /// The session counts it steps through.
+    pub scale_sessions: Vec<usize>,
+    /// Seconds of calls per step.
+    pub scale_seconds: f64,
+    /// How long one step may spend opening sessions, per phase.
+    pub scale_open_max_s: f64,
 }
 
 pub fn usage() -> ! {
@@ -39,7 +49,8 @@ pub fn usage() -> ! {
         "usage: bench-driver --fake-cli PATH [--reps N] [--out FILE.md] [--plot FILE.png] \
          [--notes FILE.md] [--params JSON] [--timeout-s N] [--version 'what=version' …] \
          [--subject 'name|sdk|cmd args' …] [--client 'name|cmd args' … --stdio-server 'cmd' \
-         [--http-server 'cmd'] [--client-seconds S]]"
+         [--http-server 'cmd'] [--client-seconds S]] [--http-load PATH --scale-server 'name|cmd' … \
+         [--scale-sessions 1,100,1000,10000] [--scale-seconds S] [--scale-open-max-s S]]"
     );
     std::process::exit(2)
 }
@@ -59,6 +70,11 @@ pub fn parse_args() -> Args {
         plot: None,
         notes: None,
         versions: Vec::new(),
+        http_load: None,
+        scale_servers: Vec::new(),
+        scale_sessions: vec![1, 100, 1000, 10_000],
+        scale_seconds: 2.0,
+        scale_open_max_s: 15.0,
     };
     let words = |s: String| -> Vec<String> { s.split_whitespace().map(str::to_owned).collect() };
     let mut it = std::env::args().skip(1);
@@ -82,6 +98,28 @@ pub fn parse_args() -> Args {
             "--stdio-server" => args.stdio_server = words(value()),
             "--http-server" => args.http_server = Some(words(value())),
             "--client-seconds" => args.client_seconds = value().parse().unwrap_or_else(|_| usage()),
+            "--http-load" => args.http_load = Some(value()),
+            "--scale-server" => {
+                let spec = value();
+                let Some((name, cmd)) = spec.split_once('|') else {
+                    usage()
+                };
+                args.scale_servers.push(Subject {
+                    name: name.into(),
+                    kind: "http-server".into(),
+                    cmd: words(cmd.into()),
+                });
+            }
+            "--scale-sessions" => {
+                args.scale_sessions = value()
+                    .split(',')
+                    .map(|n| n.trim().parse().unwrap_or_else(|_| usage()))
+                    .collect()
+            }
+            "--scale-seconds" => args.scale_seconds = value().parse().unwrap_or_else(|_| usage()),
+            "--scale-open-max-s" => {
+                args.scale_open_max_s = value().parse().unwrap_or_else(|_| usage())
+            }
             "--client" => {
                 let spec = value();
                 let Some((name, cmd)) = spec.split_once('|') else {
@@ -115,6 +153,7 @@ pub fn parse_args() -> Args {
     }
     if (args.subjects.is_empty() || args.fake_cli.as_os_str().is_empty())
         && (args.clients.is_empty() || args.stdio_server.is_empty())
+        && (args.http_load.is_none() || args.scale_servers.is_empty())
     {
         usage();
     }

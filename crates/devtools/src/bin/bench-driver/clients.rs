@@ -26,9 +26,19 @@ fn one() -> u64 {
 /// Starts the HTTP server command; returns it and the URL it printed on
 /// stderr (`… http://127.0.0.1:PORT/mcp`).
 fn start_http_server(cmd: &[String]) -> Result<(std::process::Child, String), String> {
+    let mut command = Command::new(&cmd[0]);
+    command.args(&cmd[1..]);
+    spawn_for_url(command, cmd)
+}
+
+/// Spawns `command` (an HTTP server), reads the first `http://` URL it
+/// prints on stderr, and keeps draining its stderr. `cmd` names it in errors.
+pub fn spawn_for_url(
+    mut command: Command,
+    cmd: &[String],
+) -> Result<(std::process::Child, String), String> {
     use std::io::BufRead;
-    let mut child = Command::new(&cmd[0])
-        .args(&cmd[1..])
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -36,17 +46,21 @@ fn start_http_server(cmd: &[String]) -> Result<(std::process::Child, String), St
         .map_err(|e| format!("cannot start the HTTP server {cmd:?}: {e}"))?;
     let mut err = std::io::BufReader::new(child.stderr.take().expect("piped"));
     let mut line = String::new();
-    let url = match err.read_line(&mut line) {
-        Ok(n) if n > 0 => line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .map(str::to_owned),
-        _ => None,
+    let url = loop {
+        line.clear();
+        match err.read_line(&mut line) {
+            Ok(n) if n > 0 => {
+                if let Some(u) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+                    break Some(u.to_owned());
+                }
+            }
+            _ => break None,
+        }
     };
     let Some(url) = url else {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(format!("the HTTP server printed no URL: {line:?}"));
+        return Err(format!("the HTTP server {cmd:?} printed no URL"));
     };
     // Keep draining its stderr so that it never blocks on a full pipe.
     std::thread::spawn(move || {

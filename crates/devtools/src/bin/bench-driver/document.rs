@@ -3,6 +3,7 @@
 use serde_json::Value;
 
 use crate::args::Args;
+use crate::scale::Scale;
 use crate::table::Table;
 
 pub fn document(
@@ -11,6 +12,7 @@ pub fn document(
     table: Option<&Table>,
     targets: Option<&str>,
     clients: Option<&Table>,
+    scale: Option<(&Scale, &Table)>,
     errors: &[String],
 ) -> String {
     let p = &args.params;
@@ -115,6 +117,9 @@ pub fn document(
         );
         doc += &t.markdown();
     }
+    if let Some((scale, table)) = scale {
+        doc += &scale_section(args, scale, table);
+    }
     if !errors.is_empty() {
         doc += "\n## Failed runs\n\n";
         for e in errors {
@@ -130,11 +135,58 @@ pub fn document(
     for c in &args.clients {
         doc += &format!("* client `{}`: `{}`\n", c.name, c.cmd.join(" "));
     }
+    for c in &args.scale_servers {
+        doc += &format!("* HTTP server `{}`: `{}`\n", c.name, c.cmd.join(" "));
+    }
     if let Some(notes) = &args.notes
         && let Ok(text) = std::fs::read_to_string(notes)
     {
         doc += "\n";
         doc += &text;
     }
+    doc
+}
+
+/// The HTTP scale benchmark: method and table.
+fn scale_section(args: &Args, scale: &Scale, table: &Table) -> String {
+    let names: Vec<String> = args
+        .scale_servers
+        .iter()
+        .map(|s| format!("`{}`", s.name))
+        .collect();
+    let counts: Vec<String> = args.scale_sessions.iter().map(|n| n.to_string()).collect();
+    let mut doc = format!(
+        "\n## Results: the HTTP server at scale\n\n\
+         Streamable HTTP servers — {} — each serving a tool `add {{a, b}}`, at {} live sessions \
+         (loopback). One load generator drives them all, and is none of them: `http-load` \
+         (`crates/devtools/src/bin/http-load.rs`), raw HTTP/1.1 over tokio TCP with \
+         `TCP_NODELAY` on one thread, 64 keep-alive connections, one request in flight on \
+         each (64 calls in flight). {} For each count, a fresh server process: `http-load` opens \
+         N sessions (`initialize` + `notifications/initialized`; *filling up to N*), then \
+         opens N/10 more (100 to 1,000) *beside N idle* sessions, then calls `tools/call add` \
+         round-robin across the N sessions for {} s after a 0.25 s warm-up (calls/s, p99), \
+         then opens as many again *beside N busy* ones. An opening phase stops after {} s \
+         (its rate counts what it opened). Peak RSS is the server's `VmHWM`; KB per session \
+         is its RSS after the calls, less its RSS before the first session, over the \
+         sessions then live. One run per cell (no repetitions: the steps interleave the \
+         servers instead). The rmcp server (`rmcp-server http 0` of `crates/devtools`) sets \
+         `TCP_NODELAY` on its connections (axum's `serve` leaves Nagle's algorithm on, and \
+         its delayed ACKs then throttle each SSE response); ours and Node's set it by \
+         default. The ratio columns: how far ours is ahead (> 1× = ahead; \
+         calls/s and open rates ours/theirs, p99, RSS and KB theirs/ours).\n\n",
+        names.join(", "),
+        counts.join(", "),
+        if scale.pinned {
+            "Each server is pinned to core 0 (`taskset -c 0`), the load generator to core 1."
+        } else {
+            "Not pinned (`taskset` is missing or the machine has one core)."
+        },
+        args.scale_seconds,
+        args.scale_open_max_s,
+    );
+    if args.plot.is_some() {
+        doc += "![calls/s, p99, peak RSS and open rate per server against N](performance-http.png)\n\n";
+    }
+    doc += &table.markdown();
     doc
 }

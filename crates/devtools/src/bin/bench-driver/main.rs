@@ -23,7 +23,8 @@
 //! `--params` adds to the `bench` scenario's parameters (e.g. smaller counts).
 //!
 //! With `--client 'name|cmd'` it also runs the MCP client benchmark
-//! ([`clients`]). `--out` writes `docs/performance.md` ([`mod@document`]),
+//! ([`clients`]); with `--http-load` and `--scale-server 'name|cmd'` the
+//! HTTP scale benchmark ([`scale`]). `--out` writes `docs/performance.md` ([`mod@document`]),
 //! `--plot` draws its PNG (feature `plot`). `scripts/bench` runs it all.
 
 mod args;
@@ -32,6 +33,8 @@ mod document;
 mod machine;
 mod plot;
 mod run;
+mod scale;
+mod scale_plot;
 mod sdk;
 mod stats;
 mod table;
@@ -42,6 +45,8 @@ use clients::client_bench;
 use document::document;
 use machine::machine;
 use plot::plot;
+use scale::scale_bench;
+use scale_plot::plot_scale;
 use sdk::sdk_bench;
 use targets::targets;
 
@@ -57,6 +62,9 @@ fn main() {
         (Some(t), r)
     };
     let clients = client_bench(&args, &mut errors);
+    let scale = scale_bench(&args, &mut errors);
+    let names: Vec<String> = args.scale_servers.iter().map(|s| s.name.clone()).collect();
+    let scale_table = scale.as_ref().map(|s| s.table(&names));
     if let Some(t) = &table {
         t.print();
     }
@@ -65,6 +73,9 @@ fn main() {
         println!("\n{t}");
     }
     if let Some(t) = &clients {
+        t.print();
+    }
+    if let Some(t) = &scale_table {
         t.print();
     }
     for e in &errors {
@@ -82,6 +93,17 @@ fn main() {
         }
     }
 
+    if let (Some(png), Some(scale)) = (&args.plot, &scale) {
+        let png = png.with_file_name("performance-http.png");
+        match plot_scale(&png, &names, scale) {
+            Ok(()) => eprintln!("wrote {}", png.display()),
+            Err(e) => {
+                eprintln!("cannot draw {}: {e}", png.display());
+                errors.push(format!("plot: {e}"));
+            }
+        }
+    }
+
     if let Some(out) = &args.out {
         let doc = document(
             &args,
@@ -89,6 +111,7 @@ fn main() {
             table.as_ref(),
             target_table.as_deref(),
             clients.as_ref(),
+            scale.as_ref().zip(scale_table.as_ref()),
             &errors,
         );
         if let Err(e) = std::fs::write(out, doc) {

@@ -10,15 +10,11 @@ use crate::run::Rep;
 #[cfg(feature = "plot")]
 use crate::stats::{fmt_num, summarize};
 
-/// Draws throughput (serial and pipelined calls/s) and p99 latency per
-/// subject, medians with min–max bars, into a PNG.
+/// Registers a system TTF as `sans-serif`: no fonts are built into
+/// plotters without its `ttf` feature (which needs fontconfig).
 #[cfg(feature = "plot")]
-pub fn plot(path: &Path, subjects: &[Subject], results: &[Vec<Rep>]) -> Result<(), String> {
-    use plotters::prelude::*;
+pub fn register_font() -> Result<(), String> {
     use plotters::style::FontStyle;
-
-    // No fonts are built into plotters without its `ttf` feature (which
-    // needs fontconfig): register a system TTF for ab_glyph.
     let font = [
         "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
         "/usr/share/fonts/dejavu/DejaVuSans.ttf",
@@ -30,7 +26,16 @@ pub fn plot(path: &Path, subjects: &[Subject], results: &[Vec<Rep>]) -> Result<(
     .find_map(|p| std::fs::read(p).ok())
     .ok_or("no TTF font found (install fonts-dejavu-core)")?;
     plotters::style::register_font("sans-serif", FontStyle::Normal, Box::leak(font.into()))
-        .map_err(|_| "the font could not be loaded".to_owned())?;
+        .map_err(|_| "the font could not be loaded".to_owned())
+}
+
+/// Draws throughput (serial and pipelined calls/s) and p99 latency per
+/// subject, medians with min–max bars, into a PNG.
+#[cfg(feature = "plot")]
+pub fn plot(path: &Path, subjects: &[Subject], results: &[Vec<Rep>]) -> Result<(), String> {
+    use plotters::prelude::*;
+
+    register_font()?;
 
     let get = |rs: &[Rep], phase: &str, f: fn(&PhaseReport) -> f64| {
         summarize(

@@ -1,0 +1,437 @@
+//! A raw Streamable HTTP load generator, none of the servers it measures:
+//! HTTP/1.1 keep-alive connections over tokio TCP (`TCP_NODELAY`), one
+//! request in flight per connection, on one thread (pin it with `taskset`).
+//!
+//! ```text
+//! http-load --url http://127.0.0.1:PORT/mcp --pid PID --sessions 1000 \
+//!   [--conns 64] [--seconds 2] [--calls-per-session N] [--extra 1000] [--open-max-s 10]
+//! ```
+//!
+//! 1. opens `--sessions` sessions (`initialize`, then
+//!    `notifications/initialized`), `--conns` at a time: the fill rate;
+//! 2. opens `--extra` more beside them while they are idle: the idle open
+//!    rate at that many live sessions;
+//! 3. drives `tools/call add {a, b}` round-robin across the sessions, for
+//!    `--seconds` (after a quarter-second warm-up) or exactly
+//!    `--calls-per-session` calls each: calls/s, p50, p99;
+//! 4. opens `--extra` more beside the now busy sessions: the busy open rate.
+//!
+//! Each open phase stops after `--open-max-s` (its rate counts what it
+//! opened). The server's `VmRSS` (after each phase) and `VmHWM` are read
+//! from `/proc/PID/status`. Prints one JSON object on stdout.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::sync::Mutex;
+
+const VERSION: &str = "2025-11-25";
+
+struct Opts {
+    host: String,
+    path: String,
+    pid: Option<u32>,
+    sessions: usize,
+    conns: usize,
+    seconds: f64,
+    calls_per_session: Option<usize>,
+    extra: usize,
+    open_max: Duration,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: http-load --url http://HOST:PORT/PATH [--pid PID] [--sessions N] [--conns C] \
+         [--seconds S | --calls-per-session K] [--extra M] [--open-max-s S]"
+    );
+    std::process::exit(2)
+}
+
+fn opts() -> Opts {
+    let mut o = Opts {
+        host: String::new(),
+        path: String::new(),
+        pid: None,
+        sessions: 1,
+        conns: 64,
+        seconds: 2.0,
+        calls_per_session: None,
+        extra: 0,
+        open_max: Duration::from_secs(10),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        let v = it.next().unwrap_or_else(|| usage());
+        let num = |v: &str| -> f64 { v.parse().unwrap_or_else(|_| usage()) };
+        match a.as_str() {
+            "--url" => {
+                let rest = v.strip_prefix("http://").unwrap_or_else(|| usage());
+                let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+                o.host = host.to_owned();
+                o.path = format!("/{path}");
+            }
+            "--pid" => o.pid = Some(num(&v) as u32),
+            "--sessions" => o.sessions = (num(&v) as usize).max(1),
+            "--conns" => o.conns = (num(&v) as usize).max(1),
+            "--seconds" => o.seconds = num(&v),
+            "--calls-per-session" => o.calls_per_session = Some(num(&v) as usize),
+            "--extra" => o.extra = num(&v) as usize,
+            "--open-max-s" => o.open_max = Duration::from_secs_f64(num(&v)),
+            _ => usage(),
+        }
+    }
+    if o.host.is_empty() {
+        usage();
+    }
+    o
+}
+
+/// One keep-alive connection.
+struct Conn {
+    io: BufReader<TcpStream>,
+    host: String,
+    path: String,
+    line: String,
+    out: Vec<u8>,
+}
+
+/// A response: status, the session id header, the body.
+struct Reply {
+    status: u16,
+    session: Option<String>,
+    body: Vec<u8>,
+}
+
+impl Conn {
+    async fn open(host: &str, path: &str) -> std::io::Result<Self> {
+        let tcp = TcpStream::connect(host).await?;
+        tcp.set_nodelay(true)?;
+        Ok(Self {
+            io: BufReader::with_capacity(16 * 1024, tcp),
+            host: host.to_owned(),
+            path: path.to_owned(),
+            line: String::new(),
+            out: Vec::with_capacity(1024),
+        })
+    }
+
+    async fn post(&mut self, session: Option<(&str, &str)>, body: &str) -> Result<Reply, String> {
+        use std::io::Write;
+        self.out.clear();
+        let _ = write!(
+            self.out,
+            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+            self.path,
+            self.host,
+            body.len()
+        );
+        if let Some((id, version)) = session {
+            let _ = write!(
+                self.out,
+                "Mcp-Session-Id: {id}\r\nMCP-Protocol-Version: {version}\r\n"
+            );
+        }
+        self.out.extend_from_slice(b"\r\n");
+        self.out.extend_from_slice(body.as_bytes());
+        let e = |e: std::io::Error| e.to_string();
+        self.io.get_mut().write_all(&self.out).await.map_err(e)?;
+        self.read_reply().await
+    }
+
+    async fn read_line(&mut self) -> Result<&str, String> {
+        self.line.clear();
+        let n = self
+            .io
+            .read_line(&mut self.line)
+            .await
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("the server closed the connection".into());
+        }
+        Ok(self.line.trim_end())
+    }
+
+    async fn read_reply(&mut self) -> Result<Reply, String> {
+        let status: u16 = self
+            .read_line()
+            .await?
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or("no status line")?;
+        let (mut length, mut chunked, mut session) = (None, false, None);
+        loop {
+            let line = self.read_line().await?;
+            if line.is_empty() {
+                break;
+            }
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let v = v.trim();
+            if k.eq_ignore_ascii_case("content-length") {
+                length = v.parse::<usize>().ok();
+            } else if k.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = v.eq_ignore_ascii_case("chunked");
+            } else if k.eq_ignore_ascii_case("mcp-session-id") {
+                session = Some(v.to_owned());
+            }
+        }
+        let mut body = Vec::new();
+        let e = |e: std::io::Error| e.to_string();
+        if chunked {
+            loop {
+                let size = usize::from_str_radix(
+                    self.read_line()
+                        .await?
+                        .split(';')
+                        .next()
+                        .unwrap_or("")
+                        .trim(),
+                    16,
+                )
+                .map_err(|_| "bad chunk size")?;
+                if size == 0 {
+                    while !self.read_line().await?.is_empty() {}
+                    break;
+                }
+                let at = body.len();
+                body.resize(at + size + 2, 0);
+                self.io.read_exact(&mut body[at..]).await.map_err(e)?;
+                body.truncate(at + size);
+            }
+        } else if let Some(n) = length {
+            body.resize(n, 0);
+            self.io.read_exact(&mut body).await.map_err(e)?;
+        }
+        Ok(Reply {
+            status,
+            session,
+            body,
+        })
+    }
+}
+
+/// The JSON-RPC message of a body: JSON, or the last `data:` of an SSE one
+/// that holds a JSON-RPC object.
+fn message(body: &[u8]) -> Option<Value> {
+    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+        return Some(v);
+    }
+    let text = std::str::from_utf8(body).ok()?;
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .rfind(|v| v.get("jsonrpc").is_some())
+}
+
+/// Opens a session on `conn`: its id and protocol revision.
+async fn open_session(conn: &mut Conn) -> Result<(String, String), String> {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":VERSION,"capabilities":{},
+        "clientInfo":{"name":"http-load","version":"1"}}})
+    .to_string();
+    let reply = conn.post(None, &init).await?;
+    if reply.status != 200 {
+        return Err(format!("initialize: HTTP {}", reply.status));
+    }
+    let id = reply.session.ok_or("initialize: no Mcp-Session-Id")?;
+    let version = message(&reply.body)
+        .and_then(|m| {
+            m.pointer("/result/protocolVersion")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .ok_or("initialize: no result")?;
+    let done = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let reply = conn.post(Some((&id, &version)), done).await?;
+    if reply.status / 100 != 2 {
+        return Err(format!("notifications/initialized: HTTP {}", reply.status));
+    }
+    Ok((id, version))
+}
+
+type Sessions = Arc<Mutex<Vec<(String, String)>>>;
+
+/// Opens up to `n` sessions over `conns`, stopping at `max`: how many and
+/// how long it took.
+async fn open_phase(
+    conns: &[Arc<Mutex<Conn>>],
+    sessions: &Sessions,
+    n: usize,
+    max: Duration,
+) -> Result<(usize, f64), String> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for conn in conns {
+        let (conn, next, sessions) = (Arc::clone(conn), Arc::clone(&next), Arc::clone(sessions));
+        tasks.push(tokio::spawn(async move {
+            let mut conn = conn.lock().await;
+            let mut opened = 0;
+            while next.fetch_add(1, Ordering::Relaxed) < n && start.elapsed() < max {
+                let s = open_session(&mut conn).await?;
+                sessions.lock().await.push(s);
+                opened += 1;
+            }
+            Ok::<usize, String>(opened)
+        }));
+    }
+    let mut opened = 0;
+    for t in tasks {
+        opened += t.await.map_err(|e| e.to_string())??;
+    }
+    Ok((opened, start.elapsed().as_secs_f64()))
+}
+
+/// Calls `add` round-robin across `sessions`: until `until`, or `total`
+/// calls. The calls made after `warmup` and their latencies (µs).
+async fn call_phase(
+    conns: &[Arc<Mutex<Conn>>],
+    sessions: Arc<Vec<(String, String)>>,
+    total: Option<usize>,
+    warmup: Duration,
+    until: Duration,
+) -> Result<(f64, Vec<u32>), String> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let counting = Arc::new(AtomicBool::new(warmup.is_zero()));
+    let start = Instant::now();
+    let measured_from = Arc::new(std::sync::Mutex::new(start));
+    let mut tasks = Vec::new();
+    for conn in conns {
+        let (conn, next, sessions) = (Arc::clone(conn), Arc::clone(&next), Arc::clone(&sessions));
+        let (counting, measured_from) = (Arc::clone(&counting), Arc::clone(&measured_from));
+        tasks.push(tokio::spawn(async move {
+            let mut conn = conn.lock().await;
+            let mut lat = Vec::with_capacity(1 << 16);
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let elapsed = start.elapsed();
+                if total.is_some_and(|t| i >= t) || (total.is_none() && elapsed >= until) {
+                    break;
+                }
+                if !counting.load(Ordering::Relaxed) && elapsed >= warmup {
+                    counting.store(true, Ordering::Relaxed);
+                    *measured_from.lock().unwrap() = Instant::now();
+                }
+                let (id, version) = &sessions[i % sessions.len()];
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{i},"b":1}}}}}}"#
+                );
+                let t = Instant::now();
+                let reply = conn.post(Some((id, version)), &body).await?;
+                let us = t.elapsed().as_micros() as u32;
+                let ok = reply.status == 200
+                    && message(&reply.body).is_some_and(|m| {
+                        m.get("result").is_some()
+                            && m.pointer("/result/isError") != Some(&Value::Bool(true))
+                    });
+                if !ok {
+                    return Err(format!(
+                        "tools/call: HTTP {}: {}",
+                        reply.status,
+                        String::from_utf8_lossy(&reply.body)
+                    ));
+                }
+                if counting.load(Ordering::Relaxed) {
+                    lat.push(us);
+                }
+            }
+            Ok::<Vec<u32>, String>(lat)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.map_err(|e| e.to_string())??);
+    }
+    let from = *measured_from.lock().unwrap();
+    Ok((from.elapsed().as_secs_f64(), all))
+}
+
+/// `VmRSS` and `VmHWM` of `pid`, KiB.
+fn rss(pid: Option<u32>) -> (u64, u64) {
+    let Some(text) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/status")).ok())
+    else {
+        return (0, 0);
+    };
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+fn percentile(sorted: &[u32], p: f64) -> u32 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
+}
+
+async fn run(o: Opts) -> Result<Value, String> {
+    let mut conns = Vec::new();
+    for _ in 0..o.conns {
+        let c = Conn::open(&o.host, &o.path)
+            .await
+            .map_err(|e| format!("connecting to {}: {e}", o.host))?;
+        conns.push(Arc::new(Mutex::new(c)));
+    }
+    let (rss_base, _) = rss(o.pid);
+    let sessions: Sessions = Arc::default();
+    let fill_conns = &conns[..o.conns.min(o.sessions)];
+    let (opened, fill_s) = open_phase(fill_conns, &sessions, o.sessions, o.open_max).await?;
+    // Let the server settle (allocator, lazily freed buffers) before reading.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (rss_open, _) = rss(o.pid);
+    let live: Vec<(String, String)> = sessions.lock().await.clone();
+    let extra = Arc::new(Mutex::new(Vec::new()));
+    let (idle_opened, idle_s) = open_phase(&conns, &extra, o.extra, o.open_max).await?;
+    let (total, warmup, until) = match o.calls_per_session {
+        Some(k) => (Some(k * live.len()), Duration::ZERO, Duration::MAX),
+        None => (
+            None,
+            Duration::from_millis(250),
+            Duration::from_secs_f64(0.25 + o.seconds),
+        ),
+    };
+    let (call_s, mut lat) = call_phase(&conns, Arc::new(live), total, warmup, until).await?;
+    lat.sort_unstable();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (rss_calls, _) = rss(o.pid);
+    let (busy_opened, busy_s) = open_phase(&conns, &extra, o.extra, o.open_max).await?;
+    let (rss_end, hwm) = rss(o.pid);
+    let rate = |n: usize, s: f64| if s > 0.0 { n as f64 / s } else { 0.0 };
+    let per =
+        |kb: u64, n: usize| (kb.saturating_sub(rss_base) as f64 / n.max(1) as f64 * 1024.0).round();
+    Ok(json!({
+        "sessions": o.sessions, "opened": opened, "fill_seconds": fill_s,
+        "fill_rate": rate(opened, fill_s),
+        "idle_opened": idle_opened, "idle_open_rate": rate(idle_opened, idle_s),
+        "busy_opened": busy_opened, "busy_open_rate": rate(busy_opened, busy_s),
+        "calls": lat.len(), "call_seconds": call_s, "calls_per_s": rate(lat.len(), call_s),
+        "p50_us": percentile(&lat, 0.50), "p99_us": percentile(&lat, 0.99),
+        "rss_base_kb": rss_base, "rss_open_kb": rss_open, "rss_calls_kb": rss_calls,
+        "rss_end_kb": rss_end, "hwm_kb": hwm,
+        "idle_bytes_per_session": per(rss_open, opened),
+        "used_bytes_per_session": per(rss_calls, opened + idle_opened),
+    }))
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let o = opts();
+    match run(o).await {
+        Ok(v) => println!("{v}"),
+        Err(e) => {
+            println!("{}", json!({ "error": e }));
+            std::process::exit(1);
+        }
+    }
+}
