@@ -2,6 +2,9 @@
 //! live sessions (the `initialize` that would open session N+1 gets 503),
 //! and a bad count is refused at start. Needs the `http-server` feature.
 
+#[allow(unused_imports)] // only `example` is used here
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -9,23 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 fn calculator() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/calculator");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-p", "claude-agent", "--features=http-server"])
-            .args(["--example", "calculator"])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-    path
+    support::example("calculator")
 }
 
 /// A child process killed and reaped on drop.
