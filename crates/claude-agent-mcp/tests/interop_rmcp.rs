@@ -4,10 +4,11 @@
 //! progress (and a timeout that follows it, up to its cap), cancellation
 //! (a timeout, and a call dropped by its caller), and `list_changed`.
 #![cfg(feature = "http-client")]
+#[path = "support/peer_checks.rs"]
+mod peer_checks;
 #[path = "support/peers.rs"]
 mod peers;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
@@ -16,7 +17,7 @@ use claude_agent_mcp::client::{
 };
 use serde_json::json;
 
-type Seen = Arc<Mutex<Vec<ServerNotification>>>;
+use peer_checks::Seen;
 
 fn options(seen: &Seen) -> ClientOptions {
     let sink = seen.clone();
@@ -84,32 +85,7 @@ async fn scenario(transport: impl Transport) {
     assert_eq!(e.code(), Some(-32602), "{e:?}");
     assert!(e.to_string().contains("rejected on purpose"), "{e}");
 
-    // Progress: 6 steps of 100 ms against a 300 ms timeout restarted by each.
-    let slow = |steps: u32, cap: Duration| {
-        client.call_tool_with(
-            "slow",
-            json!({"steps": steps, "ms": 100}),
-            RequestOptions::new()
-                .timeout(Duration::from_millis(300))
-                .reset_timeout_on_progress(true)
-                .max_total_timeout(cap),
-        )
-    };
-    let done = slow(6, Duration::from_secs(20)).await.unwrap();
-    assert_eq!(done.text_content(), "done after 6 steps");
-    let steps: Vec<f64> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|n| match n {
-            ServerNotification::Progress(p) => Some(p.progress),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    // The cap still stops it.
-    let e = slow(100, Duration::from_millis(800)).await.unwrap_err();
-    assert!(e.is_timeout(), "{e:?}");
+    peer_checks::progress_restarts_the_timeout_and_the_cap_stops_it(&client, &seen).await;
 
     // Cancellation: a call that times out, then one its caller drops; the
     // server's handler sees each cancelled.

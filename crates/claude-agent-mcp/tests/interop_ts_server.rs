@@ -8,16 +8,18 @@
 //! elsewhere get new sessions; a server that will not open one closes the
 //! client.
 #![cfg(feature = "http-client")]
+#[path = "support/peer_checks.rs"]
+mod peer_checks;
 #[path = "support/peers.rs"]
 mod peers;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use claude_agent_mcp::client::{
-    ClientOptions, HttpOptions, HttpTransport, McpClient, RequestOptions, ServerNotification,
-    StdioOptions, StdioTransport, Transport,
+    ClientOptions, HttpOptions, HttpTransport, McpClient, ServerNotification, StdioOptions,
+    StdioTransport, Transport,
 };
 use serde_json::{Map, Value, json};
 
@@ -46,7 +48,7 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ts_server.mjs")
 }
 
-type Seen = Arc<Mutex<Vec<ServerNotification>>>;
+use peer_checks::Seen;
 
 fn options(seen: &Seen) -> ClientOptions {
     let sink = seen.clone();
@@ -118,33 +120,7 @@ async fn calls(client: &McpClient, seen: &Seen) {
         Err(e) => assert!(e.code().is_some(), "{e:?}"),
     }
 
-    // `steps` of 100 ms each against a 300 ms timeout restarted by progress.
-    let slow = |steps: u32, cap: Duration| {
-        client.call_tool_with(
-            "slow",
-            json!({"steps": steps, "ms": 100}),
-            RequestOptions::new()
-                .timeout(Duration::from_millis(300))
-                .reset_timeout_on_progress(true)
-                .max_total_timeout(cap),
-        )
-    };
-    // 600 ms: progress keeps it alive.
-    let slow_call = slow(6, Duration::from_secs(20)).await.unwrap();
-    assert_eq!(slow_call.text_content(), "done after 6 steps");
-    let steps: Vec<f64> = seen
-        .lock()
-        .unwrap()
-        .iter()
-        .filter_map(|n| match n {
-            ServerNotification::Progress(p) => Some(p.progress),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(steps, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    // 10 s: the cap still stops it.
-    let e = slow(100, Duration::from_millis(800)).await.unwrap_err();
-    assert!(e.is_timeout(), "{e:?}");
+    peer_checks::progress_restarts_the_timeout_and_the_cap_stops_it(client, seen).await;
 
     let resources = client.list_resources().await.unwrap();
     assert_eq!(resources[0].uri, "counter://value");
