@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use rmcp::ErrorData;
-use rmcp::model::{ClientNotification, ClientRequest, ProtocolVersion, ServerConfig, ServerResult};
+use rmcp::model::{
+    ClientNotification, ClientRequest, ErrorCode, ProtocolVersion, ServerConfig, ServerResult,
+};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service};
 
 use crate::server::contain::{self, Deadline, Expiry, Failure, ProgressClock};
@@ -140,6 +142,18 @@ impl<H: rmcp::ServerHandler> Guarded<H> {
     }
 }
 
+impl<H: rmcp::ServerHandler> Guarded<H> {
+    /// rmcp's tool router answers a call to a tool it does not have with
+    /// `-32602` "tool not found"; the bridge rules (and a native server)
+    /// say `-32601`. Only that error, for a tool the handler does not know
+    /// (`get_tool`, which `#[tool_handler]` implements), is translated.
+    fn is_unknown_tool(&self, e: &ErrorData, tool: &str) -> bool {
+        e.code == ErrorCode::INVALID_PARAMS
+            && e.message == "tool not found"
+            && self.inner.get_tool(tool).is_none()
+    }
+}
+
 impl<H: rmcp::ServerHandler> Service<RoleServer> for Guarded<H> {
     async fn handle_request(
         &self,
@@ -151,6 +165,13 @@ impl<H: rmcp::ServerHandler> Service<RoleServer> for Guarded<H> {
             _ => None,
         };
         match (self.run(request, context).await, tool) {
+            (Outcome::Done(Err(e)), Some(tool)) if self.is_unknown_tool(&e, &tool) => {
+                Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("Unknown tool: {tool}"),
+                    None,
+                ))
+            }
             (Outcome::Done(result), _) => result,
             (Outcome::Panicked(message), Some(tool)) => {
                 tracing::error!(tool, panic = %message, "rmcp tool handler panicked");

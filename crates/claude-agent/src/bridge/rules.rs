@@ -1,7 +1,7 @@
 //! The bridge rules, checked on a native [`Server`] and on an rmcp
 //! `#[tool_router]` server through the same path ([`Bridge::reply`]): ping
 //! answered, the protocol version echoed, notifications never answered,
-//! JSON-RPC error codes, ids as sent, panics, timeouts, cancellation and
+//! JSON-RPC error codes (an unknown method or tool: -32601), ids as sent, panics, timeouts, cancellation and
 //! the result size cap.
 
 use std::time::Duration;
@@ -139,6 +139,16 @@ async fn check_rules(bridge: &Bridge, name: &str) {
     let reply = send(bridge, name, unknown).await;
     assert_eq!(reply["id"], 9, "{name}: {reply}");
     assert_eq!(reply["error"]["code"], -32601, "{name}: {reply}");
+    // An unknown tool is -32601 too (seed 000), whatever rmcp says itself.
+    let reply = send(bridge, name, call(json!(8), "no_such_tool")).await;
+    assert_eq!(reply["id"], 8, "{name}: {reply}");
+    assert_eq!(reply["error"]["code"], -32601, "{name}: {reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("no_such_tool")),
+        "{name}: {reply}"
+    );
     let odd = json!({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {}});
     assert_eq!(send(bridge, name, odd).await, ack, "{name}");
 
