@@ -122,7 +122,11 @@ async fn context_usage_thinking_settings_and_reloads_are_answered() {
             usage
                 .categories
                 .iter()
-                .any(|c| c.id.as_deref() == Some("messages") && c.tokens > 0),
+                // CLI 2.1.302 gives categories no `id`, only a name.
+                .any(
+                    |c| (c.id.as_deref() == Some("messages") || c.name == "Messages")
+                        && c.tokens > 0
+                ),
             "{usage:?}"
         );
         let summary = client
