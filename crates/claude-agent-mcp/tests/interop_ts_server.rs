@@ -23,27 +23,6 @@ use claude_agent_mcp::client::{
 };
 use serde_json::{Map, Value, json};
 
-/// The TypeScript SDK's install directory, or `None` (after a loud
-/// `SKIPPED:`) when it is not installed and the tests need not run.
-fn ts_sdk(test: &str) -> Option<PathBuf> {
-    let dir = peers::peers_dir(test)?.join("ts-sdk");
-    if dir
-        .join("node_modules/@modelcontextprotocol/sdk/package.json")
-        .exists()
-    {
-        return Some(dir);
-    }
-    let why = format!(
-        "{test}: the TypeScript MCP SDK is not installed in {} (run scripts/install-mcp-peers)",
-        dir.display()
-    );
-    if std::env::var_os("CI").is_some() || std::env::var_os("CLAUDE_AGENT_PEERS_DIR").is_some() {
-        panic!("{why}");
-    }
-    eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
-    None
-}
-
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ts_server.mjs")
 }
@@ -187,7 +166,7 @@ async fn http_peer(dir: &Path, extra: &[&str]) -> (peers::PeerProcess, HttpTrans
 
 #[tokio::test]
 async fn ts_server_over_stdio() {
-    let Some(dir) = ts_sdk("ts_server_over_stdio") else {
+    let Some(dir) = peers::ts_sdk("ts_server_over_stdio") else {
         return;
     };
     let transport = StdioTransport::spawn(
@@ -206,7 +185,7 @@ async fn ts_server_over_stdio() {
 /// (it sends it on the standalone GET stream only).
 #[tokio::test]
 async fn ts_server_over_streamable_http_with_the_default_options() {
-    let Some(dir) = ts_sdk("ts_server_over_streamable_http_with_the_default_options") else {
+    let Some(dir) = peers::ts_sdk("ts_server_over_streamable_http_with_the_default_options") else {
         return;
     };
     let (_server, http) = http_peer(&dir, &[]).await;
@@ -218,7 +197,7 @@ async fn ts_server_over_streamable_http_with_the_default_options() {
 /// A server that answers the GET stream with 405: the client carries on.
 #[tokio::test]
 async fn ts_server_refusing_the_get_stream() {
-    let Some(dir) = ts_sdk("ts_server_refusing_the_get_stream") else {
+    let Some(dir) = peers::ts_sdk("ts_server_refusing_the_get_stream") else {
         return;
     };
     let (_server, http) = http_peer(&dir, &["--no-get"]).await;
@@ -236,7 +215,8 @@ async fn ts_server_refusing_the_get_stream() {
 /// a restarted server that opens no new session closes the client.
 #[tokio::test]
 async fn ts_server_restarted_or_session_deleted_gets_a_new_session() {
-    let Some(dir) = ts_sdk("ts_server_restarted_or_session_deleted_gets_a_new_session") else {
+    let Some(dir) = peers::ts_sdk("ts_server_restarted_or_session_deleted_gets_a_new_session")
+    else {
         return;
     };
     let port = peers::free_port();
