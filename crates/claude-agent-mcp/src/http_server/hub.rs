@@ -9,14 +9,17 @@
 //! and that response's body was read to its end — is kept only among the
 //! last `DELIVERED_KEPT` such streams (the body's end is no proof that the
 //! client got it: a connection that broke meanwhile is noticed later), so a
-//! session that served many calls keeps a few hundred bytes of them.
+//! session that served many calls keeps a few hundred bytes of them. The
+//! streams are a short list sorted by id (never more than the streams in
+//! flight plus those kept), freed when it empties: an idle session that has
+//! served calls holds no stream memory beyond what it keeps for replay.
 //!
 //! Nothing here waits for a client: a response body reads a bounded channel,
 //! and a client so slow that its channel fills (it stopped reading) has its
 //! response ended instead of the server buffering for it without bound. The
 //! events stay kept for it to resume from, like after any disconnection.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -32,7 +35,7 @@ const BACKLOG_CAP: usize = 1024;
 const EVENT_OVERHEAD: usize = 32;
 /// Streams whose response was read to the end, still kept for a client
 /// whose connection broke as the last bytes went out.
-const DELIVERED_KEPT: usize = 4;
+const DELIVERED_KEPT: usize = 2;
 
 /// The receiving end a response body reads: the stream's events, and which
 /// attachment of which stream it is (to say when it has read them all).
@@ -52,16 +55,64 @@ pub(crate) struct Hub {
 #[derive(Default)]
 struct State {
     next: u64,
-    /// By id, so oldest first.
-    streams: BTreeMap<u64, Stream>,
+    streams: Streams,
     /// Bytes kept for replay (events and their overhead).
     kept: usize,
     /// The GET stream that carries messages not tied to a request.
     standalone: Option<u64>,
-    /// The last streams read to their end (oldest first).
-    delivered: VecDeque<u64>,
+    /// How many kept streams were read to their end (`Stream::delivered`).
+    delivered: usize,
     backlog: VecDeque<Value>,
     closed: bool,
+}
+
+/// The streams of a session by id, oldest first: a short sorted list (ids
+/// only grow, so a new stream goes last), its buffer freed when it empties.
+#[derive(Default)]
+struct Streams(VecDeque<(u64, Stream)>);
+
+impl Streams {
+    fn index(&self, id: u64) -> Option<usize> {
+        self.0.binary_search_by_key(&id, |(k, _)| *k).ok()
+    }
+
+    fn get(&self, id: u64) -> Option<&Stream> {
+        self.index(id).map(|i| &self.0[i].1)
+    }
+
+    fn get_mut(&mut self, id: u64) -> Option<&mut Stream> {
+        self.index(id).map(|i| &mut self.0[i].1)
+    }
+
+    /// Adds stream `id`, newer than every stream here.
+    fn push(&mut self, id: u64, stream: Stream) {
+        debug_assert!(self.0.back().is_none_or(|(last, _)| *last < id));
+        self.0.push_back((id, stream));
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Stream> {
+        let stream = self
+            .index(id)
+            .and_then(|i| self.0.remove(i))
+            .map(|(_, s)| s);
+        if self.0.is_empty() {
+            self.0 = VecDeque::new();
+        }
+        stream
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(u64, Stream)> {
+        self.0.iter()
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut (u64, Stream)> {
+        self.0.iter_mut()
+    }
 }
 
 #[derive(Default)]
@@ -76,6 +127,9 @@ struct Stream {
     /// starting point (none was cut off).
     whole: bool,
     finished: bool,
+    /// Finished, and its last response read it all to the end: kept only
+    /// while it is among the last `DELIVERED_KEPT` such streams.
+    delivered: bool,
 }
 
 fn frame(stream: u64, seq: u64, message: &Value) -> Bytes {
@@ -91,8 +145,9 @@ fn cost(bytes: &Bytes) -> usize {
 impl State {
     /// Forgets stream `id` and what it kept.
     fn forget(&mut self, id: u64) {
-        if let Some(s) = self.streams.remove(&id) {
+        if let Some(s) = self.streams.remove(id) {
             self.kept -= s.events.iter().map(|(_, b)| cost(b)).sum::<usize>();
+            self.delivered -= usize::from(s.delivered);
         }
     }
 
@@ -100,7 +155,7 @@ impl State {
     /// stream left with nothing to replay goes too.
     fn evict(&mut self, budget: usize) {
         while self.kept > budget {
-            let Some((&id, stream)) = self.streams.iter_mut().find(|(_, s)| !s.events.is_empty())
+            let Some((id, stream)) = self.streams.iter_mut().find(|(_, s)| !s.events.is_empty())
             else {
                 return;
             };
@@ -108,7 +163,8 @@ impl State {
                 self.kept -= cost(&bytes);
             }
             if stream.finished && stream.events.is_empty() {
-                self.streams.remove(&id);
+                let id = *id;
+                self.forget(id);
             }
         }
     }
@@ -160,7 +216,7 @@ impl Hub {
         if state.closed {
             return (id, rx); // tx dropped: the body ends after the priming event
         }
-        state.streams.insert(
+        state.streams.push(
             id,
             Stream {
                 tx: Some(tx),
@@ -192,7 +248,7 @@ impl Hub {
         let cap = self.events_per_stream;
         let mut state = self.lock();
         let state = &mut *state;
-        let Some(stream) = state.streams.get_mut(&id) else {
+        let Some(stream) = state.streams.get_mut(id) else {
             return;
         };
         stream.seq += 1;
@@ -233,7 +289,7 @@ impl Hub {
             let live = state.standalone.filter(|id| {
                 state
                     .streams
-                    .get(id)
+                    .get(*id)
                     .is_some_and(|s| s.tx.as_ref().is_some_and(|t| !t.is_closed()))
             });
             if live.is_none() {
@@ -255,7 +311,7 @@ impl Hub {
     /// or, if it has none attached, for a client to resume.
     pub(crate) fn finish(&self, id: u64) {
         let mut state = self.lock();
-        let Some(stream) = state.streams.get_mut(&id) else {
+        let Some(stream) = state.streams.get_mut(id) else {
             return;
         };
         stream.finished = true;
@@ -273,15 +329,34 @@ impl Hub {
     /// delivered ones, and the oldest of those is forgotten.
     pub(crate) fn delivered(&self, rx: &Rx) {
         let mut state = self.lock();
-        let done = state.streams.get(&rx.stream).is_some_and(|s| {
-            s.finished && s.whole && s.attachment == rx.attachment && s.tx.is_none()
-        });
-        if done && !state.delivered.contains(&rx.stream) {
-            state.delivered.push_back(rx.stream);
-            while state.delivered.len() > DELIVERED_KEPT {
-                if let Some(old) = state.delivered.pop_front() {
-                    state.forget(old);
-                }
+        let Some(stream) = state.streams.get_mut(rx.stream) else {
+            return;
+        };
+        let done = stream.finished
+            && stream.whole
+            && stream.attachment == rx.attachment
+            && stream.tx.is_none();
+        if !done || stream.delivered {
+            return;
+        }
+        stream.delivered = true;
+        // Kept as it is from now on: no room to grow, and each event in a
+        // buffer of its own size (a frame is formatted into a buffer that
+        // grew by doubling).
+        stream.events.shrink_to_fit();
+        for (_, bytes) in &mut stream.events {
+            *bytes = Bytes::copy_from_slice(bytes);
+        }
+        state.delivered += 1;
+        while state.delivered > DELIVERED_KEPT {
+            let oldest = state
+                .streams
+                .iter()
+                .find(|(_, s)| s.delivered)
+                .map(|(id, _)| *id);
+            match oldest {
+                Some(old) => state.forget(old),
+                None => break,
             }
         }
     }
@@ -290,7 +365,7 @@ impl Hub {
     /// kept for the client to fetch by reconnecting.
     pub(crate) fn close_early(&self, id: u64) -> bool {
         let mut state = self.lock();
-        state.streams.get_mut(&id).is_some_and(|s| {
+        state.streams.get_mut(id).is_some_and(|s| {
             s.whole = false;
             s.tx.take().is_some()
         })
@@ -304,7 +379,12 @@ impl Hub {
         let (stream, seq): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
         let (tx, events) = self.channel();
         let mut state = self.lock();
-        let s = state.streams.get_mut(&stream)?;
+        let state = &mut *state;
+        let s = state.streams.get_mut(stream)?;
+        // Asked for again: owed until this response reads it to the end.
+        if std::mem::take(&mut s.delivered) {
+            state.delivered -= 1;
+        }
         // At most `events_per_stream` are kept: the channel holds them all.
         for (_, bytes) in s.events.iter().filter(|(n, _)| *n > seq) {
             let _ = tx.try_send(bytes.clone());
@@ -325,15 +405,15 @@ impl Hub {
     pub(crate) fn has_open_stream(&self) -> bool {
         self.lock()
             .streams
-            .values()
-            .any(|s| s.tx.as_ref().is_some_and(|t| !t.is_closed()))
+            .iter()
+            .any(|(_, s)| s.tx.as_ref().is_some_and(|t| !t.is_closed()))
     }
 
     /// Ends every stream (the session is over).
     pub(crate) fn close(&self) {
         let mut state = self.lock();
         state.closed = true;
-        for stream in state.streams.values_mut() {
+        for (_, stream) in state.streams.iter_mut() {
             stream.tx = None;
         }
         state.backlog.clear();
@@ -348,178 +428,5 @@ impl Hub {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn drain(rx: &mut Rx) -> Vec<String> {
-        let mut out = Vec::new();
-        while let Ok(b) = rx.events.try_recv() {
-            out.push(String::from_utf8(b.to_vec()).unwrap());
-        }
-        out
-    }
-
-    #[test]
-    fn priming_events_then_numbered_messages() {
-        let hub = Hub::new(Some(Duration::from_millis(500)), 8, 1 << 20);
-        let (id, mut rx) = hub.open(true);
-        hub.send(id, &json!({"a":1}));
-        hub.finish(id);
-        let got = drain(&mut rx);
-        assert_eq!(got[0], format!("id: {id}-0\nretry: 500\ndata: \n\n"));
-        assert_eq!(
-            got[1],
-            format!("id: {id}-1\nevent: message\ndata: {{\"a\":1}}\n\n")
-        );
-        assert!(rx.events.is_closed() || rx.events.try_recv().is_err());
-    }
-
-    #[test]
-    fn closed_early_streams_resume_with_what_was_missed() {
-        let hub = Hub::new(None, 8, 1 << 20);
-        let (id, mut rx) = hub.open(true);
-        hub.send(id, &json!(1));
-        assert!(hub.close_early(id));
-        hub.send(id, &json!(2));
-        hub.finish(id);
-        assert_eq!(drain(&mut rx).len(), 2);
-        let mut again = hub.resume(&format!("{id}-1")).unwrap();
-        let replay = drain(&mut again);
-        assert_eq!(
-            replay,
-            vec![format!("id: {id}-2\nevent: message\ndata: 2\n\n")]
-        );
-        assert!(hub.resume("99-0").is_none());
-        assert!(hub.resume("garbage").is_none());
-    }
-
-    #[test]
-    fn a_client_that_stops_reading_is_cut_off_and_can_resume() {
-        let hub = Hub::new(None, 4, 1 << 20);
-        let (id, mut rx) = hub.open(true);
-        // Nobody reads: the channel takes the priming event and 4 more.
-        for n in 1..=10 {
-            hub.send(id, &json!(n));
-        }
-        hub.finish(id);
-        let got = drain(&mut rx);
-        assert_eq!(got.len(), 5, "{got:?}");
-        assert!(got[4].starts_with(&format!("id: {id}-4\n")), "{got:?}");
-        assert!(
-            rx.events.is_closed(),
-            "the response ends where the client fell behind"
-        );
-        // What it missed is kept, up to the cap: events 7…10.
-        let replay = drain(&mut hub.resume(&format!("{id}-4")).unwrap());
-        let ids: Vec<&str> = replay.iter().map(|e| &e[..e.find('\n').unwrap()]).collect();
-        let want: Vec<String> = (7..=10).map(|n| format!("id: {id}-{n}")).collect();
-        assert_eq!(ids, want);
-    }
-
-    #[test]
-    fn messages_wait_for_a_get_stream() {
-        let hub = Hub::new(None, 8, 1 << 20);
-        hub.deliver(json!("early"));
-        let mut rx = hub.open_standalone(false);
-        hub.deliver(json!("live"));
-        let got = drain(&mut rx);
-        assert_eq!(got.len(), 2);
-        assert!(got[0].contains("\"early\"") && got[1].contains("\"live\""));
-    }
-    #[test]
-    fn a_stream_read_to_the_end_is_forgotten() {
-        let hub = Hub::new(None, 8, 1 << 20);
-        for _ in 0..100 {
-            let (id, mut rx) = hub.open(true);
-            hub.send(id, &json!({"result": 3}));
-            hub.finish(id);
-            assert_eq!(drain(&mut rx).len(), 2);
-            assert!(rx.events.try_recv().is_err(), "the body has read it all");
-            hub.delivered(&rx);
-        }
-        let (bytes, streams) = hub.kept();
-        assert_eq!(streams, DELIVERED_KEPT, "100 calls leave the last few");
-        assert!(bytes < DELIVERED_KEPT * 100, "{bytes} bytes kept");
-    }
-
-    #[test]
-    fn a_stream_whose_client_vanished_stays_resumable() {
-        let hub = Hub::new(None, 8, 1 << 20);
-        let (id, rx) = hub.open(true);
-        drop(rx); // the client went away before the answer
-        hub.send(id, &json!("answer"));
-        hub.finish(id);
-        let mut again = hub.resume(&format!("{id}-0")).unwrap();
-        let replay = drain(&mut again);
-        assert_eq!(replay.len(), 1);
-        assert!(replay[0].contains("\"answer\""));
-        // The replay read to its end: kept a little longer, until
-        // DELIVERED_KEPT more streams have been delivered.
-        hub.delivered(&again);
-        assert!(hub.resume(&format!("{id}-0")).is_some());
-        for _ in 0..DELIVERED_KEPT {
-            let (other, mut rx) = hub.open(false);
-            hub.send(other, &json!("x"));
-            hub.finish(other);
-            drain(&mut rx);
-            hub.delivered(&rx);
-        }
-        assert!(hub.resume(&format!("{id}-0")).is_none());
-    }
-
-    #[test]
-    fn an_older_response_ending_does_not_forget_a_cut_stream() {
-        let hub = Hub::new(None, 8, 1 << 20);
-        let (id, mut rx) = hub.open(false);
-        hub.send(id, &json!(1));
-        assert!(hub.close_early(id));
-        hub.send(id, &json!(2));
-        hub.finish(id);
-        assert_eq!(drain(&mut rx).len(), 1);
-        hub.delivered(&rx); // ended early: event 2 is still owed
-        let replay = drain(&mut hub.resume(&format!("{id}-1")).unwrap());
-        assert_eq!(replay.len(), 1, "{replay:?}");
-    }
-
-    #[test]
-    fn what_is_kept_for_replay_is_bounded_in_bytes() {
-        let event = frame(1, 1, &json!("x".repeat(200))).len() + EVENT_OVERHEAD;
-        let budget = 3 * event + event / 2; // room for three such events
-        let hub = Hub::new(None, 1024, budget);
-        // Ten streams whose clients vanished, one event each: the oldest go.
-        let mut ids = Vec::new();
-        for _ in 0..10 {
-            let (id, rx) = hub.open(false);
-            drop(rx);
-            hub.send(id, &json!("x".repeat(200)));
-            hub.finish(id);
-            ids.push(id);
-        }
-        let (bytes, streams) = hub.kept();
-        assert!(bytes <= budget, "{bytes} > {budget}");
-        assert_eq!(streams, 3, "the three newest streams fit");
-        for old in &ids[..7] {
-            assert!(
-                hub.resume(&format!("{old}-0")).is_none(),
-                "stream {old} evicted"
-            );
-        }
-        for new in &ids[7..] {
-            let replay = drain(&mut hub.resume(&format!("{new}-0")).unwrap());
-            assert_eq!(replay.len(), 1);
-        }
-        // Within one long stream the oldest events go first.
-        let hub = Hub::new(None, 1024, budget);
-        let (id, rx) = hub.open(false);
-        drop(rx);
-        for _ in 0..10 {
-            hub.send(id, &json!("x".repeat(200)));
-        }
-        let replay = drain(&mut hub.resume(&format!("{id}-0")).unwrap());
-        let ids: Vec<&str> = replay.iter().map(|e| &e[..e.find('\n').unwrap()]).collect();
-        let want: Vec<String> = (8..=10).map(|n| format!("id: {id}-{n}")).collect();
-        assert_eq!(ids, want);
-        assert!(hub.kept().0 <= budget);
-    }
-}
+#[path = "hub_tests.rs"]
+mod tests;

@@ -19,6 +19,13 @@
 //! Each open phase stops after `--open-max-s` (its rate counts what it
 //! opened). The server's `VmRSS` (after each phase) and `VmHWM` are read
 //! from `/proc/PID/status`. Prints one JSON object on stdout.
+//!
+//! With `--marginal W` (and `--calls-per-session K`) it measures instead
+//! what one more used session costs: it opens W sessions and makes K calls
+//! on each (which also warms the server: connection buffers, runtime,
+//! allocator), reads the RSS, then opens `--sessions` more, makes K calls on
+//! each of those, and reads it again; the growth over the new sessions is
+//! `marginal_bytes_per_session`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -39,6 +46,7 @@ struct Opts {
     conns: usize,
     seconds: f64,
     calls_per_session: Option<usize>,
+    marginal: Option<usize>,
     extra: usize,
     open_max: Duration,
 }
@@ -46,7 +54,8 @@ struct Opts {
 fn usage() -> ! {
     eprintln!(
         "usage: http-load --url http://HOST:PORT/PATH [--pid PID] [--sessions N] [--conns C] \
-         [--seconds S | --calls-per-session K] [--extra M] [--open-max-s S]"
+         [--seconds S | --calls-per-session K] [--extra M] [--open-max-s S] \
+         [--marginal W --calls-per-session K]"
     );
     std::process::exit(2)
 }
@@ -60,6 +69,7 @@ fn opts() -> Opts {
         conns: 64,
         seconds: 2.0,
         calls_per_session: None,
+        marginal: None,
         extra: 0,
         open_max: Duration::from_secs(10),
     };
@@ -79,6 +89,7 @@ fn opts() -> Opts {
             "--conns" => o.conns = (num(&v) as usize).max(1),
             "--seconds" => o.seconds = num(&v),
             "--calls-per-session" => o.calls_per_session = Some(num(&v) as usize),
+            "--marginal" => o.marginal = Some(num(&v) as usize),
             "--extra" => o.extra = num(&v) as usize,
             "--open-max-s" => o.open_max = Duration::from_secs_f64(num(&v)),
             _ => usage(),
@@ -375,6 +386,42 @@ fn percentile(sorted: &[u32], p: f64) -> u32 {
     sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)]
 }
 
+/// `--marginal`: the RSS growth per session over `o.sessions` used sessions
+/// opened after `warm` used ones (see the module documentation).
+async fn marginal(o: &Opts, conns: &[Arc<Mutex<Conn>>], warm: usize) -> Result<Value, String> {
+    let k = o
+        .calls_per_session
+        .ok_or("--marginal needs --calls-per-session")?;
+    let used = async |n: usize| -> Result<(usize, f64), String> {
+        let sessions: Sessions = Arc::default();
+        let (opened, _) = open_phase(&conns[..o.conns.min(n)], &sessions, n, o.open_max).await?;
+        let live: Vec<(String, String)> = sessions.lock().await.clone();
+        let (secs, lat) = call_phase(
+            conns,
+            Arc::new(live),
+            Some(k * opened),
+            Duration::ZERO,
+            Duration::MAX,
+        )
+        .await?;
+        Ok((opened, lat.len() as f64 / secs.max(1e-9)))
+    };
+    let (rss_start, _) = rss(o.pid);
+    let (warm_opened, _) = used(warm).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (rss_warm, _) = rss(o.pid);
+    let (opened, calls_per_s) = used(o.sessions).await?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (rss_end, hwm) = rss(o.pid);
+    Ok(json!({
+        "warm_sessions": warm_opened, "sessions": opened, "calls_per_session": k,
+        "calls_per_s": calls_per_s,
+        "rss_start_kb": rss_start, "rss_warm_kb": rss_warm, "rss_end_kb": rss_end, "hwm_kb": hwm,
+        "marginal_bytes_per_session":
+            (rss_end.saturating_sub(rss_warm) as f64 * 1024.0 / opened.max(1) as f64).round(),
+    }))
+}
+
 async fn run(o: Opts) -> Result<Value, String> {
     let mut conns = Vec::new();
     for _ in 0..o.conns {
@@ -382,6 +429,9 @@ async fn run(o: Opts) -> Result<Value, String> {
             .await
             .map_err(|e| format!("connecting to {}: {e}", o.host))?;
         conns.push(Arc::new(Mutex::new(c)));
+    }
+    if let Some(warm) = o.marginal {
+        return marginal(&o, &conns, warm).await;
     }
     let (rss_base, _) = rss(o.pid);
     let sessions: Sessions = Arc::default();

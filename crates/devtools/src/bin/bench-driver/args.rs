@@ -42,6 +42,8 @@ pub struct Args {
     pub scale_seconds: f64,
     /// How long one step may spend opening sessions, per phase.
     pub scale_open_max_s: f64,
+    /// The memory step: `warm,sessions,calls` (`http-load --marginal`).
+    pub scale_memory: [usize; 3],
 }
 
 pub fn usage() -> ! {
@@ -50,7 +52,8 @@ pub fn usage() -> ! {
          [--notes FILE.md] [--params JSON] [--timeout-s N] [--version 'what=version' …] \
          [--subject 'name|sdk|cmd args' …] [--client 'name|cmd args' … --stdio-server 'cmd' \
          [--http-server 'cmd'] [--client-seconds S]] [--http-load PATH --scale-server 'name|cmd' … \
-         [--scale-sessions 1,100,1000,10000] [--scale-seconds S] [--scale-open-max-s S]]"
+         [--scale-sessions 1,100,1000,10000] [--scale-seconds S] [--scale-open-max-s S] \
+         [--scale-memory WARM,SESSIONS,CALLS]]"
     );
     std::process::exit(2)
 }
@@ -75,6 +78,7 @@ pub fn parse_args() -> Args {
         scale_sessions: vec![1, 100, 1000, 10_000],
         scale_seconds: 2.0,
         scale_open_max_s: 15.0,
+        scale_memory: [100, 400, 100],
     };
     let words = |s: String| -> Vec<String> { s.split_whitespace().map(str::to_owned).collect() };
     let mut it = std::env::args().skip(1);
@@ -115,6 +119,13 @@ pub fn parse_args() -> Args {
                     .split(',')
                     .map(|n| n.trim().parse().unwrap_or_else(|_| usage()))
                     .collect()
+            }
+            "--scale-memory" => {
+                let v: Vec<usize> = value()
+                    .split(',')
+                    .map(|n| n.trim().parse().unwrap_or_else(|_| usage()))
+                    .collect();
+                args.scale_memory = v.try_into().unwrap_or_else(|_| usage());
             }
             "--scale-seconds" => args.scale_seconds = value().parse().unwrap_or_else(|_| usage()),
             "--scale-open-max-s" => {

@@ -75,7 +75,14 @@ pub fn spawn_for_url(
 /// The client benchmark: every client, `reps` times, interleaved, against
 /// the stdio server (each client spawns it) and the HTTP server (started
 /// here, once). Returns the table and the per-client medians of calls/s.
-pub fn client_bench(args: &Args, errors: &mut Vec<String>) -> Option<Table> {
+/// The client benchmark's table, and its medians: by (transport, calls in
+/// flight), each client's calls/s (in `--client` order).
+pub struct ClientBench {
+    pub table: Table,
+    pub medians: BTreeMap<(String, u64), Vec<Option<f64>>>,
+}
+
+pub fn client_bench(args: &Args, errors: &mut Vec<String>) -> Option<ClientBench> {
     if args.clients.is_empty() {
         return None;
     }
@@ -156,6 +163,7 @@ pub fn client_bench(args: &Args, errors: &mut Vec<String>) -> Option<Table> {
         }
     }
     let mut lines = Vec::new();
+    let mut medians = BTreeMap::new();
     let order = |t: &str| match t {
         "in-process" => 0,
         "stdio" => 1,
@@ -179,6 +187,10 @@ pub fn client_bench(args: &Args, errors: &mut Vec<String>) -> Option<Table> {
             format!("{what}, serial")
         }];
         let sums: Vec<Option<Summary>> = per_client.iter().map(|v| summarize(v.clone())).collect();
+        medians.insert(
+            key.clone(),
+            sums.iter().map(|s| s.map(|s| s.median)).collect(),
+        );
         line.extend(sums.iter().map(|s| cell(*s)));
         if let Some(Some(ours)) = sums.first() {
             for s in &sums[1..] {
@@ -190,5 +202,8 @@ pub fn client_bench(args: &Args, errors: &mut Vec<String>) -> Option<Table> {
         }
         lines.push(line);
     }
-    Some(Table { header, lines })
+    Some(ClientBench {
+        table: Table { header, lines },
+        medians,
+    })
 }

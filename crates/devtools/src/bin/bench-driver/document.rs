@@ -96,7 +96,11 @@ pub fn document(
         doc += &t.markdown();
     }
     if let Some(t) = targets {
-        doc += "\n### Targets (issue 7)\n\n";
+        doc += "\n## Targets\n\n\
+                Judged on this run's figures only (the tables above and below), against the \
+                machine load stated under *Machine*: the SDK against the echo floor (median of \
+                the per-repetition ratios), our client against rmcp (medians), our HTTP server \
+                against the TypeScript SDK's and rmcp's.\n\n";
         doc += t;
     }
     if let Some(t) = clients {
@@ -168,7 +172,11 @@ fn scale_section(args: &Args, scale: &Scale, table: &Table) -> String {
          then opens as many again *beside N busy* ones. An opening phase stops after {} s \
          (its rate counts what it opened). Peak RSS is the server's `VmHWM`; KB per session \
          is its RSS after the calls, less its RSS before the first session, over the \
-         sessions then live. One run per cell (no repetitions: the steps interleave the \
+         sessions then live (fixed costs such as connection buffers included, so it shrinks \
+         as N grows). *KB per used session* is measured apart, on a fresh server: \
+         `http-load --marginal` opens {} sessions and makes {} calls on each (which warms \
+         connection buffers, runtime and allocator), reads the RSS, opens {} more, makes {} \
+         calls on each of those, and divides the RSS growth by their number. One run per cell (no repetitions: the steps interleave the \
          servers instead). The rmcp server (`rmcp-server http 0` of `crates/devtools`) sets \
          `TCP_NODELAY` on its connections (axum's `serve` leaves Nagle's algorithm on, and \
          its delayed ACKs then throttle each SSE response); ours and Node's set it by \
@@ -183,6 +191,10 @@ fn scale_section(args: &Args, scale: &Scale, table: &Table) -> String {
         },
         args.scale_seconds,
         args.scale_open_max_s,
+        args.scale_memory[0],
+        args.scale_memory[2],
+        args.scale_memory[1],
+        args.scale_memory[2],
     );
     if args.plot.is_some() {
         doc += "![calls/s, p99, peak RSS and open rate per server against N](performance-http.png)\n\n";

@@ -50,15 +50,7 @@ pub fn machine() -> Vec<(String, String)> {
                 .trim()
                 .to_owned(),
         ),
-        (
-            "load average at start".into(),
-            std::fs::read_to_string("/proc/loadavg")
-                .unwrap_or_default()
-                .split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
+        ("load average at start".into(), load_average()),
         ("rustc".into(), command_output("rustc", &["-V"])),
         (
             "claude-agent".into(),
@@ -73,4 +65,14 @@ pub fn machine() -> Vec<(String, String)> {
             format!("fake-claude (claims {CLI_VERSION}), release build"),
         ),
     ]
+}
+
+/// The 1, 5 and 15 minute load averages, as `/proc/loadavg` says them.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }

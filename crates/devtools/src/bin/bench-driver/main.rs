@@ -68,12 +68,12 @@ fn main() {
     if let Some(t) = &table {
         t.print();
     }
-    let target_table = targets(&args.subjects, &results);
+    let target_table = targets(&args, &results, clients.as_ref(), scale.as_ref());
     if let Some(t) = &target_table {
         println!("\n{t}");
     }
-    if let Some(t) = &clients {
-        t.print();
+    if let Some(c) = &clients {
+        c.table.print();
     }
     if let Some(t) = &scale_table {
         t.print();
@@ -105,12 +105,14 @@ fn main() {
     }
 
     if let Some(out) = &args.out {
+        let mut machine = machine;
+        machine.push(("load average at end".into(), machine::load_average()));
         let doc = document(
             &args,
             &machine,
             table.as_ref(),
             target_table.as_deref(),
-            clients.as_ref(),
+            clients.as_ref().map(|c| &c.table),
             scale.as_ref().zip(scale_table.as_ref()),
             &errors,
         );
