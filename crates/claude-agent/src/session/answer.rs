@@ -18,8 +18,9 @@
 //! its first poll is registered as in flight (so it can be withdrawn) and
 //! moved, as it is, into a task of its own. The reader never *awaits* a
 //! handler; a handler doing seconds of blocking work in its first poll
-//! would still hold the reader up, as it would hold up any tokio worker
-//! (use `spawn_blocking` for such work).
+//! would still hold the reader (a thread of its own, inside the runtime's
+//! context but not one of its workers) up: use `spawn_blocking` for such
+//! work.
 
 use std::cell::Cell;
 use std::future::{Future, poll_fn};

@@ -1,6 +1,8 @@
 //! One running CLI process and the control protocol over it.
 //!
-//! * The **reader** task owns the CLI's stdout. It classifies each line once
+//! * The **reader** ([`reader`]: a thread of its own, blocked in `read`
+//!   between lines, inside the runtime's context) owns the CLI's stdout.
+//!   It classifies each line once
 //!   ([`Incoming`]) and routes it: an answer to one of our control requests
 //!   to its waiter, a withdrawal to the request it names, a CLI request to
 //!   its handler ([`answer`]: polled once inline, a task of its own only if
@@ -29,6 +31,7 @@
 
 mod answer;
 pub(crate) mod queue;
+mod reader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -50,7 +53,7 @@ use crate::protocol::{
     ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
     SdkControlRequest, SdkRequest,
 };
-use crate::transport::{self, ChildHandle, LineReader, LineWriter, ShutdownTimeouts, SpawnConfig};
+use crate::transport::{self, ChildHandle, LineWriter, ShutdownTimeouts, SpawnConfig};
 use queue::{Inbox, MessageSender, json_size, message_queue};
 
 /// How one of our control requests ended: the CLI's answer, or how the CLI
@@ -150,7 +153,7 @@ impl Session {
             process.writer,
             conn.closed.clone(),
         ));
-        tokio::spawn(read(process.reader, conn.clone(), messages));
+        reader::start(process.reader, &conn, messages)?;
         Ok(Self {
             conn,
             inbox: Mutex::new(Some(inbox)),
@@ -458,32 +461,6 @@ impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.complete_ours(self.1);
     }
-}
-
-/// The reader task: routes every line until the CLI's stdout ends.
-async fn read(mut reader: LineReader, conn: Arc<Connection>, messages: MessageSender) {
-    let mut overflow = None;
-    // Answers the inline polls finished are queued, not written: they go
-    // out together, with one write, before the reader waits for more input.
-    let writer = conn.writer.clone();
-    while let Some(line) = reader.next_line_or(|| writer.flush_queued()).await {
-        let routed = match line {
-            Ok(value) => conn.route(value, &messages),
-            // A line too long or not decodable: reported, and the session
-            // goes on (nothing the CLI sends is fatal).
-            Err(e @ (Error::LineTooLong { .. } | Error::Protocol { .. })) => messages.report(e),
-            Err(e) => {
-                tracing::debug!("reading the CLI's stdout failed: {e}");
-                break;
-            }
-        };
-        if let Err(full) = routed {
-            overflow = Some(full);
-            break;
-        }
-    }
-    writer.flush_queued();
-    conn.end(messages, overflow).await;
 }
 
 /// `Error` is not `Clone` (it holds `io::Error`); the errors that end a

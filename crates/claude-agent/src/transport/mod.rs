@@ -10,6 +10,7 @@
 //!   parts speak this crate's [`Error`]: a [`LineReader`] of JSON objects,
 //!   a [`LineWriter`] and a [`ChildHandle`].
 
+mod blocking;
 mod discover;
 
 #[cfg(test)]
@@ -25,6 +26,7 @@ use serde::de::DeserializeOwned;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
+pub(crate) use blocking::BlockingPipe;
 pub use claude_agent_mcp::transport::{ShutdownTimeouts, StderrCallback};
 pub use discover::find_cli;
 
@@ -156,6 +158,16 @@ pub(crate) fn spawn(config: SpawnConfig) -> Result<Process> {
 #[derive(Debug)]
 pub(crate) struct LineReader<R = ChildStdout> {
     inner: mcp::LineReader<R>,
+}
+
+impl LineReader {
+    /// The same reader (nothing buffered is lost) reading with blocking
+    /// `read`s, for a thread of its own ([`BlockingPipe`]).
+    pub(crate) fn into_blocking(self) -> std::io::Result<LineReader<BlockingPipe>> {
+        Ok(LineReader {
+            inner: self.inner.try_map_inner(BlockingPipe::new)?,
+        })
+    }
 }
 
 impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
