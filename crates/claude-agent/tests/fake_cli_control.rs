@@ -356,3 +356,48 @@ async fn a_thousand_concurrent_calls_run_at_once_and_are_all_answered() {
     assert!(texts.iter().all(|t| t == "x=7"), "{:?}", &texts[..3]);
     fake.assert_gone().await;
 }
+
+/// A tool's first poll runs on the session's reader thread (not a runtime
+/// worker): `block_in_place` there runs its closure in place, as it does
+/// outside a runtime's worker, and `Handle::current` finds the runtime.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_in_place_and_the_runtime_handle_work_in_a_tools_first_poll() {
+    let fake = fake(
+        "tool_calls",
+        json!({"n": 8, "in_flight": 4, "tool": "blocky", "args": {"a": 2, "b": 3},
+               "timeout_ms": 20000}),
+    );
+    let blocky = Tool::raw(
+        "blocky",
+        "Add a and b, blocking",
+        json!({"type": "object"}),
+        |v: Value| async move {
+            let sum = tokio::task::block_in_place(|| {
+                std::thread::sleep(Duration::from_millis(5));
+                v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
+            });
+            let spawned = tokio::runtime::Handle::current()
+                .spawn(async move { sum * 2.0 })
+                .await
+                .unwrap();
+            format!("sum={sum} twice={spawned}")
+        },
+    );
+    let options = fake
+        .options
+        .clone()
+        .mcp_server(Server::builder("calc", "1.0.0").tool(blocky).build());
+    let messages = bounded(60, collect(query("hi", options))).await;
+    assert!(errors(&messages).is_empty(), "{:?}", errors(&messages));
+    let texts: Vec<String> = messages
+        .iter()
+        .filter_map(|m| match m {
+            Ok(Message::User(u)) => Some(format!("{:?}", u.tool_results().collect::<Vec<_>>())),
+            _ => None,
+        })
+        .collect();
+    let result = final_result(&messages).result.clone().unwrap_or_default();
+    assert!(result.starts_with("calls=8 tool_errors=0"), "{result}: {texts:?}");
+    assert!(texts.iter().any(|t| t.contains("sum=5 twice=10")), "{texts:?}");
+    fake.assert_gone().await;
+}
