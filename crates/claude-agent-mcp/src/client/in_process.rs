@@ -184,11 +184,21 @@ impl Inner {
             None => Poll::Pending, // never: the first poll is ready
         })
         .await?;
-        let running = match started {
-            DirectCall::Done(outcome) => return outcome.map_err(ClientError::JsonRpc),
-            DirectCall::Running(running) => running,
-        };
-        // Dropping this future drops the call, whose token fires.
+        match started {
+            DirectCall::Done(outcome) => outcome.map_err(ClientError::JsonRpc),
+            // Boxed: the timer and the select stay out of this future.
+            DirectCall::Running(running) => Box::pin(self.finish_direct(running, limits)).await,
+        }
+    }
+
+    /// The rest of a direct call its first poll left running, within the
+    /// client's limits and until the client closes. Dropping this future
+    /// drops the call, whose token fires.
+    async fn finish_direct(
+        &self,
+        running: BoxFuture<'_, Result<CallToolResult, crate::jsonrpc::ErrorObject>>,
+        limits: Limits,
+    ) -> Result<CallToolResult, ClientError> {
         let exchange = async {
             tokio::select! {
                 biased;
