@@ -41,6 +41,38 @@ fn server(dropped: Arc<AtomicBool>) -> Server {
         )
         .max_result_chars(10),
     );
+    // Finishes on its second poll: the path of a call left running.
+    server.add_tool(Tool::raw(
+        "yields",
+        "Yields once",
+        json!({"type":"object"}),
+        |args: Value| async move {
+            tokio::task::yield_now().await;
+            args
+        },
+    ));
+    // Panics before it has a future to poll.
+    server.add_tool(Tool::raw(
+        "panics_early",
+        "Panics making its future",
+        json!({"type":"object"}),
+        |_: Value| -> std::future::Ready<&'static str> { panic!("no future for you") },
+    ));
+    // Is cancelled while its first poll runs (as a `notifications/cancelled`
+    // handled on another thread would), before the call is recorded.
+    server.add_tool(Tool::raw_with_context(
+        "cancelled_early",
+        "Cancelled during its first poll",
+        json!({"type":"object"}),
+        |_: Value, ctx: ToolContext| {
+            let found = ctx.session().unwrap().cancel(ctx.request_id());
+            async move {
+                assert!(!found, "the call is not recorded during its first poll");
+                ctx.cancelled().await;
+                "saw the cancel"
+            }
+        },
+    ));
     server.add_tool(Tool::raw_with_context(
         "waits",
         "Waits for its cancellation",
@@ -101,6 +133,9 @@ async fn the_direct_path_answers_what_json_rpc_answers() {
             ("divide", json!({"a": 6, "b": 0})),
             // panic capture, the tool timeout, the cap
             ("panic", json!({})),
+            ("panics_early", json!({})),
+            ("yields", json!({"x": [1, "two"]})),
+            ("cancelled_early", json!({})),
             ("sleepy", json!({})),
             ("long", json!({})),
             ("big", json!({"n": 5})),
@@ -122,6 +157,23 @@ async fn the_direct_path_answers_what_json_rpc_answers() {
         assert!(invalid.is_error && invalid.text_content().contains("Invalid arguments"));
         let panicked = direct.call_tool("panic", json!({})).await.unwrap();
         assert!(panicked.is_error && panicked.text_content().contains("panicked"));
+        let early = direct.call_tool("panics_early", json!({})).await.unwrap();
+        assert!(early.is_error && early.text_content().contains("no future for you"));
+        let yielded = direct.call_tool("yields", json!({"x": 1})).await.unwrap();
+        assert!(!yielded.is_error, "{yielded:?}");
+        // A cancel that came while the first poll ran reaches the call once
+        // it is recorded: no waiting for the tool's timeout.
+        let cancelled = tokio::time::timeout(
+            Duration::from_secs(5),
+            direct.call_tool("cancelled_early", json!({})),
+        )
+        .await
+        .expect("the early cancel reached the call")
+        .unwrap();
+        assert!(
+            cancelled.is_error && cancelled.text_content().contains("was cancelled"),
+            "{cancelled:?}"
+        );
         let slept = direct.call_tool("sleepy", json!({})).await.unwrap();
         assert!(slept.is_error && slept.text_content().contains("timed out"));
         let long = direct.call_tool("long", json!({})).await.unwrap();

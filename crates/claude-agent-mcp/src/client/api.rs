@@ -84,11 +84,24 @@ impl McpClient {
         &self,
         name: &str,
         arguments: Value,
-        mut options: RequestOptions,
+        options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         if self.inner.can_call_direct(&options) {
             return self.inner.call_tool_direct(name, arguments, options).await;
         }
+        // Boxed: this future stays small for the in-process direct path
+        // (futures are moved by value; the request's state is large).
+        Box::pin(self.call_tool_request(name, arguments, options)).await
+    }
+
+    /// `tools/call` as a JSON-RPC request (every transport but the direct
+    /// in-process one).
+    async fn call_tool_request(
+        &self,
+        name: &str,
+        arguments: Value,
+        mut options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
         if self.inner.transport.mirrors_header_params() {
             let params = self.header_params(name, &arguments).await?;
             let mut send = SendOptions::new();

@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -13,7 +14,7 @@ use super::deadline::{self, Limits};
 use super::engine::{Inner, lock};
 use super::options::RequestOptions;
 use super::transport::{Inbox, SendOptions, Transport};
-use crate::server::{Handler, RequestContext, Server, Session};
+use crate::server::{DirectCall, Handler, RequestContext, Server, Session};
 use crate::types::{CallToolResult, PROTOCOL_VERSION_META};
 
 /// A stateless `_meta` and the context calls carrying it are served in.
@@ -90,40 +91,46 @@ impl InProcessTransport {
         self.server.is_some()
     }
 
-    /// `tools/call` served by the server without the JSON-RPC envelope:
-    /// the outcome the client would decode from the reply.
-    async fn call_tool(
-        &self,
+    /// `tools/call` served by the server without the JSON-RPC envelope,
+    /// started at once (the handler polled once with `cx`): the outcome
+    /// the client would decode from the reply, or the call still running.
+    fn start_call<'a>(
+        &'a self,
         id: &Value,
         name: &str,
         arguments: Value,
         meta: Option<Arc<Map<String, Value>>>,
-    ) -> Result<CallToolResult, ClientError> {
+        cx: &mut Context<'_>,
+    ) -> Result<DirectCall<'a>, ClientError> {
         let Some(server) = &self.server else {
             return Err(ClientError::Transport(
                 "MCP in-process: the handler is no Server".into(),
             ));
         };
-        let plain = RequestContext::with_session(self.session.clone());
-        let (ctx, prepared) = match &meta {
-            Some(m) if m.contains_key(PROTOCOL_VERSION_META) => match self.stateless.get() {
-                Some((cached, ctx)) if Arc::ptr_eq(cached, m) => (ctx.clone(), true),
-                Some(_) => (plain, false),
-                // A `_meta` that fails the check fails each call that carries it.
-                None => match Server::stateless_context(m, plain.clone()) {
-                    Ok(ctx) => {
-                        let _ = self.stateless.set((Arc::clone(m), ctx.clone()));
-                        (ctx, true)
-                    }
-                    Err(_) => (plain, false),
-                },
-            },
-            _ => (plain, false),
+        let plain = || RequestContext::with_session(self.session.clone());
+        // The client's own stateless `_meta`, checked once: no lookup.
+        let cached = self
+            .stateless
+            .get()
+            .filter(|(c, _)| meta.as_ref().is_some_and(|m| Arc::ptr_eq(c, m)));
+        let (ctx, prepared) = match (&meta, cached) {
+            (_, Some((_, ctx))) => (ctx.clone(), true),
+            (Some(m), None) if m.contains_key(PROTOCOL_VERSION_META) => {
+                match self.stateless.get() {
+                    Some(_) => (plain(), false),
+                    // A `_meta` that fails the check fails each call that carries it.
+                    None => match Server::stateless_context(m, plain()) {
+                        Ok(ctx) => {
+                            let _ = self.stateless.set((Arc::clone(m), ctx.clone()));
+                            (ctx, true)
+                        }
+                        Err(_) => (plain(), false),
+                    },
+                }
+            }
+            _ => (plain(), false),
         };
-        server
-            .call_tool_direct(id, name, Some(arguments), meta, ctx, prepared)
-            .await
-            .map_err(ClientError::JsonRpc)
+        Ok(server.start_call_direct(id, name, Some(arguments), meta, ctx, prepared, cx))
     }
 }
 
@@ -167,11 +174,35 @@ impl Inner {
         };
         let id = self.next_id().to_value();
         let meta = self.direct_meta(options.meta);
-        let call = direct.call_tool(&id, name, arguments, meta);
+        // Started inside this poll: most calls are answered there, with no
+        // timer armed and nothing boxed.
+        let mut parts = Some((arguments, meta));
+        let started = std::future::poll_fn(|cx| match parts.take() {
+            Some((arguments, meta)) => {
+                Poll::Ready(direct.start_call(&id, name, arguments, meta, cx))
+            }
+            None => Poll::Pending, // never: the first poll is ready
+        })
+        .await?;
+        match started {
+            DirectCall::Done(outcome) => outcome.map_err(ClientError::JsonRpc),
+            // Boxed: the timer and the select stay out of this future.
+            DirectCall::Running(running) => Box::pin(self.finish_direct(running, limits)).await,
+        }
+    }
+
+    /// The rest of a direct call its first poll left running, within the
+    /// client's limits and until the client closes. Dropping this future
+    /// drops the call, whose token fires.
+    async fn finish_direct(
+        &self,
+        running: BoxFuture<'_, Result<CallToolResult, crate::jsonrpc::ErrorObject>>,
+        limits: Limits,
+    ) -> Result<CallToolResult, ClientError> {
         let exchange = async {
             tokio::select! {
                 biased;
-                outcome = call => outcome,
+                outcome = running => outcome.map_err(ClientError::JsonRpc),
                 () = self.closing.cancelled() => Err(ClientError::Closed(
                     lock(&self.closed_reason).clone().unwrap_or_default(),
                 )),

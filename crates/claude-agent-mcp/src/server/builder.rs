@@ -3,14 +3,12 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use indexmap::IndexMap;
-
 use std::future::Future;
 
-use super::catalog::{Catalog, Registry};
+use super::catalog::{Catalog, Names, Registry};
 use super::completion::{self, CompletionHandler, CompletionRequest};
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
-use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool};
+use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
 ///
@@ -190,7 +188,7 @@ impl ServerBuilder {
     /// Builds the server. The tool timeout comes from
     /// [`tool_timeout`](Self::tool_timeout), else from the environment, read now.
     pub fn build(self) -> Server {
-        let mut tools = IndexMap::with_capacity(self.tools.len());
+        let mut tools = Names::with_capacity_and_hasher(self.tools.len(), Default::default());
         for tool in self.tools {
             let registered = Registered::new(tool);
             if let Some(old) = tools.insert(registered.tool.info.name.clone(), registered.into()) {
@@ -204,6 +202,7 @@ impl ServerBuilder {
         }
         Server {
             inner: std::sync::Arc::new(ServerInner {
+                decoration: stateless::Decoration::new(&self.name, &self.version),
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,

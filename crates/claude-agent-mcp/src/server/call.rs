@@ -2,16 +2,18 @@
 //! under its deadline (contained: `contain.rs`), honour cancellation,
 //! check and cap the result.
 
-use std::pin::pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
+use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::cap;
-use super::contain::{self, Deadline, Expiry, Failure, ProgressClock};
+use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
 use super::context::{RequestContext, ToolContext};
+use super::session::Session;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
@@ -51,8 +53,7 @@ pub(crate) async fn call_tool(
 
 /// `tools/call` of the tool `name` with `arguments` (absent or `null`: `{}`)
 /// and the request's `_meta`: what [`call_tool`] does once the params are
-/// taken apart, the result still typed. The in-process client calls this
-/// directly (see `Server::call_tool_direct`).
+/// taken apart, the result still typed.
 pub(crate) async fn call_named(
     server: &ServerInner,
     id: &Value,
@@ -61,58 +62,93 @@ pub(crate) async fn call_named(
     meta: Option<Arc<Map<String, Value>>>,
     ctx: RequestContext,
 ) -> Result<CallToolResult, ErrorObject> {
+    let mut parts = Some((arguments, meta, ctx));
+    let call = std::future::poll_fn(|cx| match parts.take() {
+        Some((arguments, meta, ctx)) => {
+            Poll::Ready(start_named(server, id, name, arguments, meta, ctx, cx))
+        }
+        None => Poll::Pending, // never: the first poll is ready
+    })
+    .await;
+    match call {
+        Call::Done(outcome) => outcome,
+        Call::Running(running) => Ok(running.await),
+    }
+}
+
+/// A tool call [`start_named`]: answered on the handler's first poll, or
+/// running (the rest of it boxed once, so nothing large is moved).
+pub(crate) enum Call<'a> {
+    Done(Result<CallToolResult, ErrorObject>),
+    Running(BoxFuture<'a, CallToolResult>),
+}
+
+/// Starts `tools/call` of `name`, synchronously, polling the handler once
+/// with `cx` (the caller's task): see [`call_named`]. The in-process
+/// client's fast path (`Server::start_call_direct`) calls this directly.
+pub(crate) fn start_named<'a>(
+    server: &'a ServerInner,
+    id: &Value,
+    name: &str,
+    arguments: Option<Value>,
+    meta: Option<Arc<Map<String, Value>>>,
+    ctx: RequestContext,
+    cx: &mut Context<'_>,
+) -> Call<'a> {
     let Some(tool) = server.tool(name) else {
         // -32601 naming the tool; see the module docs for why not -32602.
-        return Err(ErrorObject::new(
+        return Call::Done(Err(ErrorObject::new(
             METHOD_NOT_FOUND,
             format!("Unknown tool: {name}"),
-        ));
+        )));
     };
     let arguments = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args @ Value::Object(_)) => args,
         Some(other) => {
-            return Err(ErrorObject::invalid_params(format!(
+            return Call::Done(Err(ErrorObject::invalid_params(format!(
                 "tools/call: \"arguments\" must be an object, not {}",
                 json_type_name(&other)
-            )));
+            ))));
         }
     };
-    Ok(run(server, &tool, id, arguments, meta, ctx).await)
+    start(server, tool, id, arguments, meta, ctx, cx)
 }
 
-async fn run(
-    server: &ServerInner,
-    registered: &Arc<Registered>,
+/// Validates the arguments, makes the handler's future and polls it once.
+///
+/// Cancellation: the call's token exists from the start (the handler's
+/// context carries it), but the call is recorded in its session only when
+/// the first poll leaves it running — a call that finishes there never
+/// touches the session's table. A `notifications/cancelled` that arrives
+/// while the first poll runs (another thread) finds no call in the table;
+/// the session notes every cancel before looking, and `begin_call` looks at
+/// those noted since `mark` after recording the call, so one of the two
+/// always sees the other (see `Session::begin_call`).
+fn start<'a>(
+    server: &'a ServerInner,
+    registered: Arc<Registered>,
     id: &Value,
     arguments: Value,
     meta: Option<Arc<Map<String, Value>>>,
     ctx: RequestContext,
-) -> CallToolResult {
+    cx: &mut Context<'_>,
+) -> Call<'a> {
     let (session, stream) = ctx.into_parts();
     let tool = &registered.tool;
-    let name = tool.info.name.as_str();
-
     let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
     let structured = tool.output.is_some();
     if let Err(problems) = tool.input.check(&arguments) {
         // The message quotes the model's arguments: it is capped like any result.
         let mut result = CallToolResult::error(format!(
-            "Invalid arguments for tool \"{name}\":\n{problems}"
+            "Invalid arguments for tool \"{}\":\n{problems}",
+            tool.info.name
         ));
-        cap::cap_result(&mut result, cap, name, structured);
-        return result;
+        cap::cap_result(&mut result, cap, &tool.info.name, structured);
+        return Call::Done(Ok(result));
     }
 
     let token = CancellationToken::new();
-    // Registered while the call runs, so notifications/cancelled finds it.
-    let _in_flight = match (&session, RequestId::from_value(id)) {
-        (Some(session), Some(request_id)) => Some(session.begin_call(request_id, token.clone())),
-        _ => None,
-    };
-    // If this future is dropped mid-call (the caller gave up), the token fires.
-    let mut cancel_on_drop = CancelOnDrop(Some(&token));
-
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
@@ -122,46 +158,77 @@ async fn run(
         }
         None => (Deadline::fixed(limit), None),
     };
+    let mark = session.as_ref().map(Session::cancel_mark);
     let ctx = ToolContext {
         request_id: id.clone(),
-        tool: name.to_owned(),
+        tool: Arc::clone(&registered.name),
         meta,
         token: token.clone(),
-        session,
+        session: session.clone(),
         stream,
         clock,
     };
-    let handler = Arc::clone(&tool.handler);
-
-    // Most handlers finish on their first poll: then no waiter is set on
-    // the token and no timer armed (`contain::run` polls the handler
-    // before its deadline). Otherwise both are watched until it ends.
-    let finished = {
-        let mut running = pin!(contain::run(&deadline, move || {
-            handler(arguments, ctx, structured)
-        }));
-        match futures::poll!(running.as_mut()) {
-            Poll::Ready(finished) => Some(finished),
-            Poll::Pending => tokio::select! {
-                biased;
-                () = token.cancelled() => None,
-                finished = &mut running => Some(finished),
-            },
+    let handler = &tool.handler;
+    let running = match contain::start(|| handler(arguments, ctx, structured), cx) {
+        Started::Finished(finished) => {
+            let outcome = match finished {
+                Ok(result) => Outcome::Done(result),
+                Err(failure) => {
+                    // The handler future is gone: its token fires.
+                    token.cancel();
+                    Outcome::from(failure)
+                }
+            };
+            return Call::Done(Ok(conclude(tool, outcome, limit, cap)));
         }
+        Started::Running(running) => running,
     };
-    let outcome = match finished {
-        None => Outcome::Cancelled,
-        Some(Ok(result)) => Outcome::Done(result),
-        Some(Err(Failure::Panicked(message))) => Outcome::Panicked(message),
-        Some(Err(Failure::TimedOut(expiry))) => Outcome::TimedOut(expiry),
-    };
-    // The handler future is gone now. Its token fires unless it finished.
 
+    // Recorded while the call runs, so notifications/cancelled finds it.
+    let in_flight = match (&session, RequestId::from_value(id), mark) {
+        (Some(session), Some(request_id), Some(mark)) => {
+            Some(session.begin_call(request_id, token.clone(), mark))
+        }
+        _ => None,
+    };
+    Call::Running(Box::pin(async move {
+        let _in_flight = in_flight;
+        // If this future is dropped mid-call (the caller gave up), the token fires.
+        let mut cancel_on_drop = CancelOnDrop(Some(&token));
+        let finished = tokio::select! {
+            biased;
+            () = token.cancelled() => None,
+            finished = contain::finish(running, &deadline) => Some(finished),
+        };
+        let outcome = match finished {
+            None => Outcome::Cancelled,
+            Some(Ok(result)) => {
+                cancel_on_drop.0 = None;
+                Outcome::Done(result)
+            }
+            Some(Err(failure)) => Outcome::from(failure),
+        };
+        // The handler future is gone now. Its token fires unless it finished.
+        drop(cancel_on_drop);
+        conclude(&registered.tool, outcome, limit, cap)
+    }))
+}
+
+impl From<Failure> for Outcome {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::Panicked(message) => Self::Panicked(message),
+            Failure::TimedOut(expiry) => Self::TimedOut(expiry),
+        }
+    }
+}
+
+/// The result of a call that ended with `outcome`, checked and capped.
+fn conclude(tool: &super::Tool, outcome: Outcome, limit: Duration, cap: usize) -> CallToolResult {
+    let name = tool.info.name.as_str();
+    let structured = tool.output.is_some();
     let mut result = match outcome {
-        Outcome::Done(result) => {
-            cancel_on_drop.0 = None;
-            check_output(tool, result)
-        }
+        Outcome::Done(result) => check_output(tool, result),
         Outcome::Panicked(message) => {
             tracing::error!(tool = name, panic = %message, "tool handler panicked");
             CallToolResult::error(format!("Tool \"{name}\" panicked: {message}"))
@@ -178,7 +245,6 @@ async fn run(
             CallToolResult::error(format!("Tool \"{name}\" was cancelled by the client"))
         }
     };
-
     cap::cap_result(&mut result, cap, name, structured);
     result
 }

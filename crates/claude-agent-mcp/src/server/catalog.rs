@@ -24,24 +24,29 @@ pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// templates and prompts — behind a lock whose poisoning is ignored: every
 /// critical section is a single map operation that leaves the map
 /// consistent.
-pub(crate) struct Registry<T>(RwLock<IndexMap<String, T>>);
+pub(crate) struct Registry<T>(RwLock<Names<T>>);
+
+/// Items by name, in list order. Hashed with foldhash (seeded per map), not
+/// SipHash: every `tools/call` looks its tool up here, and the names are
+/// the server's own (a client only looks them up, never adds one).
+pub(crate) type Names<T> = IndexMap<String, T, foldhash::fast::RandomState>;
 
 impl<T> Default for Registry<T> {
     fn default() -> Self {
-        Self(RwLock::new(IndexMap::new()))
+        Self(RwLock::new(Names::default()))
     }
 }
 
 impl<T> Registry<T> {
-    pub(crate) fn new(items: IndexMap<String, T>) -> Self {
+    pub(crate) fn new(items: Names<T>) -> Self {
         Self(RwLock::new(items))
     }
 
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, IndexMap<String, T>> {
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, Names<T>> {
         self.0.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, IndexMap<String, T>> {
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, Names<T>> {
         self.0.write().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -7,8 +7,10 @@
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -145,6 +147,49 @@ pub(crate) async fn run<Fut: Future>(
     // `make` is called inside the caught future, so a handler that panics
     // before returning its future is caught too.
     let guarded = AssertUnwindSafe(async move { make().await }).catch_unwind();
+    tokio::select! {
+        biased;
+        finished = guarded => finished.map_err(|panic| Failure::Panicked(panic_message(panic.as_ref()))),
+        expiry = deadline.expired() => Err(Failure::TimedOut(expiry)),
+    }
+}
+
+/// A handler future after [`start`]: finished on its first poll (or
+/// failed making it), or still running.
+pub(crate) enum Started<F: Future> {
+    Finished(Result<F::Output, Failure>),
+    Running(F),
+}
+
+/// Makes the future with `make` and polls it once, synchronously, with the
+/// caller's `cx`, catching a panic in either: most handlers finish there,
+/// with no timer armed and nothing moved. One that does not is handed back
+/// to be [`finish`]ed, its deadline counting from then (as [`run`]'s does).
+pub(crate) fn start<F: Future + Unpin>(
+    make: impl FnOnce() -> F,
+    cx: &mut Context<'_>,
+) -> Started<F> {
+    let caught = |panic: Box<dyn Any + Send>| {
+        Started::Finished(Err(Failure::Panicked(panic_message(panic.as_ref()))))
+    };
+    let mut future = match std::panic::catch_unwind(AssertUnwindSafe(make)) {
+        Ok(future) => future,
+        Err(panic) => return caught(panic),
+    };
+    match std::panic::catch_unwind(AssertUnwindSafe(|| Pin::new(&mut future).poll(cx))) {
+        Ok(Poll::Ready(output)) => Started::Finished(Ok(output)),
+        Ok(Poll::Pending) => Started::Running(future),
+        Err(panic) => caught(panic),
+    }
+}
+
+/// Runs a future [`start`] left running until it completes or `deadline`
+/// passes, catching a panic. A timed-out future is dropped.
+pub(crate) async fn finish<F: Future + Unpin>(
+    future: F,
+    deadline: &Deadline,
+) -> Result<F::Output, Failure> {
+    let guarded = AssertUnwindSafe(future).catch_unwind();
     tokio::select! {
         biased;
         finished = guarded => finished.map_err(|panic| Failure::Panicked(panic_message(panic.as_ref()))),

@@ -97,7 +97,8 @@ impl RequestContext {
 #[derive(Clone, Default)]
 pub struct ToolContext {
     pub(crate) request_id: Value,
-    pub(crate) tool: String,
+    /// Shared with the tool's registration: no copy per call.
+    pub(crate) tool: Arc<str>,
     /// Shared: the in-process client hands every call the same `_meta`.
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
     pub(crate) token: CancellationToken,
@@ -240,7 +241,7 @@ impl ToolContext {
             session,
             jsonrpc::notification(
                 "notifications/message",
-                Some(json!({"level": level.as_str(), "logger": self.tool, "data": data.into()})),
+                Some(json!({"level": level.as_str(), "logger": &*self.tool, "data": data.into()})),
             ),
         );
         true

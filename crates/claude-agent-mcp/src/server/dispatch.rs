@@ -1,12 +1,16 @@
 //! Reading a message and routing it: requests, notifications, responses.
 
 use std::sync::Arc;
+use std::task::Context;
 
+use futures::FutureExt;
+use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
+use super::call::{self, Call};
 use super::context::RequestContext;
 use super::session::Session;
-use super::{ServerInner, call, catalog, contain, limits, stateless};
+use super::{ServerInner, catalog, contain, limits, stateless};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel, PROTOCOL_VERSION_META};
 use crate::types::{
@@ -226,33 +230,56 @@ async fn stateless_request(
 /// `tools/call` as [`one`] serves it, without the JSON-RPC envelope: the
 /// request's id, the tool's name, its arguments and the `_meta` the params
 /// would carry; the result typed, as the client would decode it from the
-/// reply. The in-process client's fast path (`Server::call_tool_direct`).
+/// reply. The in-process client's fast path (`Server::start_call_direct`):
+/// started synchronously, the handler polled once with `cx`.
 /// `prepared`: `ctx` is already the stateless context of `meta`
 /// ([`stateless_context`]).
-pub(crate) async fn call_tool_direct(
-    server: &ServerInner,
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn start_call_direct<'a>(
+    server: &'a ServerInner,
     id: &Value,
     name: &str,
     arguments: Option<Value>,
     meta: Option<Arc<Map<String, Value>>>,
     ctx: RequestContext,
     prepared: bool,
-) -> Result<CallToolResult, ErrorObject> {
-    let stateless = meta
-        .as_deref()
-        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_META));
+    cx: &mut Context<'_>,
+) -> DirectCall<'a> {
+    let stateless = prepared
+        || meta
+            .as_deref()
+            .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_META));
     if !stateless {
-        return call::call_named(server, id, name, arguments, meta, ctx).await;
+        return match call::start_named(server, id, name, arguments, meta, ctx, cx) {
+            Call::Done(outcome) => DirectCall::Done(outcome),
+            Call::Running(running) => DirectCall::Running(Box::pin(running.map(Ok))),
+        };
     }
     let ctx = if prepared {
         ctx
     } else {
-        stateless_context(meta.as_deref(), ctx)?
+        match stateless_context(meta.as_deref(), ctx) {
+            Ok(ctx) => ctx,
+            Err(error) => return DirectCall::Done(Err(error)),
+        }
     };
-    let result = call::call_named(server, id, name, arguments, meta, ctx)
-        .await
-        .map_err(stateless::error)?;
-    Ok(stateless::decorate_call(server, result))
+    match call::start_named(server, id, name, arguments, meta, ctx, cx) {
+        Call::Done(outcome) => DirectCall::Done(
+            outcome
+                .map(|result| stateless::decorate_call(server, result))
+                .map_err(stateless::error),
+        ),
+        Call::Running(running) => DirectCall::Running(Box::pin(async move {
+            Ok(stateless::decorate_call(server, running.await))
+        })),
+    }
+}
+
+/// A `tools/call` started by [`start_call_direct`]: answered at once, or
+/// still running (dropping the future cancels it).
+pub(crate) enum DirectCall<'a> {
+    Done(Result<CallToolResult, ErrorObject>),
+    Running(BoxFuture<'a, Result<CallToolResult, ErrorObject>>),
 }
 
 /// The context a stateless request with `meta` is served in: its `_meta`

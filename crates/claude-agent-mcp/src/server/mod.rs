@@ -110,6 +110,7 @@ pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
 #[doc(hidden)]
 pub use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
+pub(crate) use dispatch::DirectCall;
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
@@ -196,18 +197,27 @@ pub(crate) struct ServerInner {
     max_result_chars: usize,
     page_size: usize,
     catalog: catalog::Catalog,
+    /// What a stateless `tools/call` result gets (`stateless::decorate_call`).
+    decoration: stateless::Decoration,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.
 pub(crate) struct Registered {
     tool: Tool,
     listing: Value,
+    /// The tool's name, shared with each call's [`ToolContext`].
+    name: Arc<str>,
 }
 
 impl Registered {
     fn new(tool: Tool) -> Self {
         let listing = serde_json::to_value(&tool.info).unwrap_or(Value::Null);
-        Self { tool, listing }
+        let name = Arc::from(tool.info.name.as_str());
+        Self {
+            tool,
+            listing,
+            name,
+        }
     }
 }
 
@@ -270,29 +280,46 @@ impl Server {
     /// — validation, the timeout, panic capture, cancellation (drop the
     /// future, or cancel through the session), the cap, the stateless
     /// revision's `_meta` and result fields — the result typed as a client
-    /// decodes it, an error reply as its error object. `prepared`: `ctx` is
+    /// decodes it, an error reply as its error object. Started at once,
+    /// the handler polled once with `cx`: most calls are answered then
+    /// ([`DirectCall::Done`]); the rest run in the future handed back.
+    /// `prepared`: `ctx` is
     /// [`stateless_context`](Self::stateless_context) of `meta`.
-    pub(crate) async fn call_tool_direct(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn start_call_direct<'a>(
+        &'a self,
         id: &Value,
         name: &str,
         arguments: Option<Value>,
         meta: Option<Arc<serde_json::Map<String, Value>>>,
         ctx: RequestContext,
         prepared: bool,
-    ) -> Result<crate::types::CallToolResult, jsonrpc::ErrorObject> {
+        cx: &mut std::task::Context<'_>,
+    ) -> DirectCall<'a> {
         use futures::FutureExt;
-        let call =
-            dispatch::call_tool_direct(&self.inner, id, name, arguments, meta, ctx, prepared);
-        match std::panic::AssertUnwindSafe(call).catch_unwind().await {
-            Ok(outcome) => outcome,
-            Err(panic) => {
-                let panic = panic_message(panic.as_ref());
-                tracing::error!(%id, panic = %panic, "the handler panicked");
-                Err(jsonrpc::ErrorObject::internal(format!(
-                    "the server's handler panicked: {panic}"
-                )))
+        use std::panic::AssertUnwindSafe;
+        let failed = |id: &Value, panic: Box<dyn std::any::Any + Send>| {
+            let panic = panic_message(panic.as_ref());
+            tracing::error!(%id, panic = %panic, "the handler panicked");
+            Err(jsonrpc::ErrorObject::internal(format!(
+                "the server's handler panicked: {panic}"
+            )))
+        };
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            dispatch::start_call_direct(&self.inner, id, name, arguments, meta, ctx, prepared, cx)
+        }));
+        match started {
+            Ok(DirectCall::Running(running)) => {
+                let id = id.clone();
+                DirectCall::Running(Box::pin(async move {
+                    match AssertUnwindSafe(running).catch_unwind().await {
+                        Ok(outcome) => outcome,
+                        Err(panic) => failed(&id, panic),
+                    }
+                }))
             }
+            Ok(done) => done,
+            Err(panic) => DirectCall::Done(failed(id, panic)),
         }
     }
 

@@ -133,8 +133,26 @@ macro_rules! display_as_text {
 }
 
 display_as_text!(
-    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, f64, bool, char
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize, f32, bool, char
 );
+
+impl IntoToolResult for f64 {
+    fn into_call_tool_result(self, _: bool) -> CallToolResult {
+        CallToolResult::text(f64_text(self))
+    }
+}
+
+/// `x` as `Display` writes it; a whole number below 2^53 (what arithmetic
+/// tools mostly return) through the integer formatter, which is cheaper
+/// and writes the same digits (`Display` never uses an exponent).
+fn f64_text(x: f64) -> String {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if x.fract() == 0.0 && x.abs() < EXACT && !(x == 0.0 && x.is_sign_negative()) {
+        (x as i64).to_string()
+    } else {
+        x.to_string()
+    }
+}
 
 impl<T: IntoToolResult, E: Display> IntoToolResult for Result<T, E> {
     fn into_call_tool_result(self, structured: bool) -> CallToolResult {
@@ -280,6 +298,30 @@ mod tests {
 
     fn wire(r: impl IntoToolResult) -> Value {
         r.into_call_tool_result(false).into_value()
+    }
+
+    #[test]
+    fn floats_read_as_display_writes_them() {
+        for x in [
+            0.0,
+            -0.0,
+            3.0,
+            -3.0,
+            2.5,
+            1e15,
+            -1e15,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            1e21,
+            1e-7,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+        ] {
+            assert_eq!(f64_text(x), x.to_string(), "{x:?}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Per-connection state: calls in flight, the log level, and where the
 //! server's own notifications go.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -53,6 +53,8 @@ pub(crate) struct SessionInner {
     /// Ours: requests to the client waiting for its answer. Theirs: the
     /// client's calls in flight, each with the token that cancels it.
     requests: Requests,
+    /// The cancels asked for lately (see [`Session::begin_call`]).
+    cancels: RecentCancels,
     /// The number of our next request to the client (`srv-<n>`).
     next_request: AtomicU64,
     initialized: AtomicBool,
@@ -108,6 +110,7 @@ impl Session {
             inner: Arc::new(SessionInner {
                 notifier,
                 requests: Requests::new(),
+                cancels: RecentCancels::default(),
                 next_request: AtomicU64::new(0),
                 initialized: AtomicBool::new(false),
                 log_level: AtomicU8::new(LogLevel::Debug as u8),
@@ -129,6 +132,8 @@ impl Session {
         let Some(id) = RequestId::from_value(request_id) else {
             return false;
         };
+        // Noted before looking: a call recorded after the look finds it.
+        self.inner.cancels.note(&id);
         let token = self
             .inner
             .requests
@@ -370,12 +375,34 @@ impl Session {
         Self { inner }
     }
 
+    /// Where the cancels noted so far end: what a call about to start
+    /// passes to [`begin_call`](Self::begin_call) once it is still running.
+    pub(crate) fn cancel_mark(&self) -> u64 {
+        self.inner.cancels.mark()
+    }
+
     /// Records a call in flight; the returned guard forgets it when
     /// dropped. A second call with the id of one still in flight is not
     /// recorded (the client broke the protocol; the first keeps its slot,
     /// the second runs but cannot be cancelled by id).
-    pub(crate) fn begin_call(&self, id: RequestId, token: CancellationToken) -> CallRegistration {
-        let registered = match self.inner.requests.register_theirs(id.clone(), token) {
+    ///
+    /// A call is recorded only once its handler did not finish on its first
+    /// poll; `mark` ([`cancel_mark`](Self::cancel_mark)) was taken before
+    /// that poll. A cancel of `id` asked for since `mark` cancels `token`:
+    /// [`cancel`](Self::cancel) notes the id before it looks in the table,
+    /// and this looks at the notes after recording, both under locks, so
+    /// either the cancel finds the call or the call finds the cancel.
+    pub(crate) fn begin_call(
+        &self,
+        id: RequestId,
+        token: CancellationToken,
+        mark: u64,
+    ) -> CallRegistration {
+        let registered = match self
+            .inner
+            .requests
+            .register_theirs(id.clone(), token.clone())
+        {
             Ok(()) => true,
             Err(RegisterError::Duplicate(_)) => {
                 tracing::debug!(%id, "a call reuses the id of one still in flight");
@@ -383,10 +410,56 @@ impl Session {
             }
             Err(_) => false,
         };
+        if self.inner.cancels.since(mark, &id) {
+            token.cancel();
+        }
         CallRegistration {
             session: self.clone(),
             id: registered.then_some(id),
         }
+    }
+}
+
+/// The request ids of the last [`RECENT_CANCELS`] cancels, numbered: how a
+/// call that was not yet in the table when its cancel came finds it.
+#[derive(Default)]
+struct RecentCancels {
+    /// The number of the last cancel noted.
+    count: AtomicU64,
+    recent: Mutex<VecDeque<(u64, RequestId)>>,
+}
+
+/// How many cancels a session remembers: far more than can arrive while
+/// one handler is polled once (a call whose cancel was pushed out by more
+/// runs on, as a cancel that came before the call does).
+const RECENT_CANCELS: usize = 64;
+
+impl RecentCancels {
+    fn note(&self, id: &RequestId) {
+        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = self.count.load(Ordering::Relaxed) + 1;
+        if recent.len() == RECENT_CANCELS {
+            recent.pop_front();
+        }
+        recent.push_back((n, id.clone()));
+        self.count.store(n, Ordering::Release);
+    }
+
+    fn mark(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// Whether a cancel of `id` was noted after `mark`.
+    fn since(&self, mark: u64, id: &RequestId) -> bool {
+        if self.count.load(Ordering::Acquire) == mark {
+            return false;
+        }
+        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+        recent
+            .iter()
+            .rev()
+            .take_while(|(n, _)| *n > mark)
+            .any(|(_, noted)| noted == id)
     }
 }
 

@@ -235,7 +235,8 @@ pub(crate) fn decorate(server: &ServerInner, method: &str, result: Value) -> Val
 
 /// [`decorate`] for a typed `tools/call` result: the same fields as
 /// decorating its JSON and decoding that. A result with members of its own
-/// beyond `_meta` goes the long way (through its JSON).
+/// beyond `_meta` goes the long way (through its JSON). The fields are
+/// copies of the server's [`Decoration`], built once.
 pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) -> CallToolResult {
     if !result.extra.is_empty() {
         let decorated = decorate(server, "tools/call", result.into_value());
@@ -243,13 +244,42 @@ pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) ->
             CallToolResult::error(format!("the decorated result does not decode: {e}"))
         });
     }
-    result.extra.insert("resultType".into(), "complete".into());
+    let decoration = &server.decoration;
+    (*result.extra).clone_from(&decoration.extra);
+    match &mut result.meta {
+        None => result.meta = Some(decoration.meta.clone()),
+        Some(meta) => {
+            meta.entry(SERVER_INFO_META)
+                .or_insert_with(|| decoration.server_info.clone());
+        }
+    }
     result
-        .meta
-        .get_or_insert_with(Map::new)
-        .entry(SERVER_INFO_META)
-        .or_insert_with(|| json!({"name": server.name, "version": server.version}));
-    result
+}
+
+/// What [`decorate_call`] adds to a result, built once per server:
+/// `resultType` and the `_meta` naming the server.
+pub(crate) struct Decoration {
+    /// `{"resultType":"complete"}`.
+    extra: Map<String, Value>,
+    /// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`.
+    meta: Map<String, Value>,
+    /// `{"name":…,"version":…}`.
+    server_info: Value,
+}
+
+impl Decoration {
+    pub(crate) fn new(name: &str, version: &str) -> Self {
+        let server_info = json!({"name": name, "version": version});
+        let mut meta = Map::new();
+        meta.insert(SERVER_INFO_META.to_owned(), server_info.clone());
+        let mut extra = Map::new();
+        extra.insert("resultType".to_owned(), "complete".into());
+        Self {
+            extra,
+            meta,
+            server_info,
+        }
+    }
 }
 
 /// Where a stateless request's messages go, filtered: `notifications/message`
