@@ -397,7 +397,13 @@ async fn block_in_place_and_the_runtime_handle_work_in_a_tools_first_poll() {
         })
         .collect();
     let result = final_result(&messages).result.clone().unwrap_or_default();
-    assert!(result.starts_with("calls=8 tool_errors=0"), "{result}: {texts:?}");
-    assert!(texts.iter().any(|t| t.contains("sum=5 twice=10")), "{texts:?}");
+    assert!(
+        result.starts_with("calls=8 tool_errors=0"),
+        "{result}: {texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("sum=5 twice=10")),
+        "{texts:?}"
+    );
     fake.assert_gone().await;
 }
