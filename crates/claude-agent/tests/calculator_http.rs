@@ -2,28 +2,13 @@
 //! live sessions (the `initialize` that would open session N+1 gets 503),
 //! and a bad count is refused at start. Needs the `http-server` feature.
 
-#[allow(unused_imports)] // only `example` is used here
+#[allow(unused_imports)] // only the calculator's helpers are used here
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-fn calculator() -> PathBuf {
-    support::example("calculator")
-}
-
-/// A child process killed and reaped on drop.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// One `initialize` POSTed on a fresh connection: the status code.
 fn initialize(addr: &str) -> u16 {
@@ -49,19 +34,11 @@ fn initialize(addr: &str) -> u16 {
 
 #[test]
 fn max_sessions_caps_the_live_sessions() {
-    let mut child = Command::new(calculator())
-        .args(["--http", "127.0.0.1:0", "--max-sessions", "3"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let _server = Reaped(child);
-    let url = line.trim().strip_prefix("listening on http://").unwrap();
-    let addr = url.strip_suffix("/mcp").unwrap();
+    let (_server, url) = support::http_calculator(&["--max-sessions", "3"]);
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|u| u.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("the calculator's URL: {url}"));
     let codes: Vec<u16> = (0..4).map(|_| initialize(addr)).collect();
     assert_eq!(codes, [200, 200, 200, 503], "the 4th session is refused");
 }
@@ -69,7 +46,7 @@ fn max_sessions_caps_the_live_sessions() {
 #[test]
 fn a_bad_session_count_is_refused() {
     for bad in ["0", "many"] {
-        let out = Command::new(calculator())
+        let out = Command::new(support::example("calculator"))
             .args(["--http", "127.0.0.1:0", "--max-sessions", bad])
             .stdin(Stdio::null())
             .output()

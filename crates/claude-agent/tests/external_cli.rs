@@ -105,54 +105,15 @@ async fn cli_runs_the_calculator_delivered_in_initialize() {
 /// (`scripts/test` turns it on).
 #[cfg(feature = "http-server")]
 mod over_http {
-    use std::io::{BufRead, BufReader};
-    use std::process::{Child, Command, Stdio};
-
     use super::*;
 
-    /// The calculator serving HTTP on a free port of 127.0.0.1; killed and reaped on drop.
-    struct HttpCalculator {
-        child: Child,
-        url: String,
-    }
-
-    impl HttpCalculator {
-        fn start() -> Self {
-            let mut child = Command::new(calculator())
-                .args(["--http", "127.0.0.1:0"])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut line = String::new();
-            BufReader::new(child.stderr.take().unwrap())
-                .read_line(&mut line)
-                .unwrap();
-            let url = line
-                .trim()
-                .strip_prefix("listening on ")
-                .unwrap_or_else(|| panic!("calculator said {line:?}"))
-                .to_owned();
-            Self { child, url }
-        }
-    }
-
-    impl Drop for HttpCalculator {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-
     /// The model adds, divides by zero, then repeats both tool results.
-
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn cli_uses_the_calculator_over_streamable_http() {
         with_timeout(async {
             let h = Harness::start(script()).await;
-            let calc = HttpCalculator::start();
-            round_trip(&h, McpServerConfig::http(calc.url.clone())).await;
+            let (calc, url) = http_calculator(&[]);
+            round_trip(&h, McpServerConfig::http(url)).await;
             drop(calc);
             h.finish().await;
         })

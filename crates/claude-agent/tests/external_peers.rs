@@ -6,10 +6,14 @@
 //! `CLAUDE_AGENT_PEERS_DIR` is set). Needs the `http-server` feature
 //! (`scripts/test` turns it on).
 
-use std::io::{BufRead, BufReader};
+#[allow(unused_imports)] // only the calculator's helpers are used here
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+
 use std::time::Duration;
+use support::{Reaped, http_calculator};
 
 use serde_json::{Value, json};
 
@@ -38,53 +42,7 @@ fn peers() -> Option<PathBuf> {
 }
 
 fn calculator() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/calculator");
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = Command::new(cargo)
-            .args(["build", "-p", "claude-agent", "--features=http-server"])
-            .args(["--example", "calculator"])
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-    path
-}
-
-/// A child process killed and reaped on drop.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The calculator on a free port of 127.0.0.1, and its URL.
-fn http_calculator() -> (Reaped, String) {
-    let mut child = Command::new(calculator())
-        .args(["--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("the calculator's URL")
-        .to_owned();
-    (Reaped(child), url)
+    support::example("calculator")
 }
 
 /// Runs `cmd` with a deadline; its stdout.
@@ -159,7 +117,7 @@ fn python_sdk_client_auto_mode_over_stdio_and_http() {
         python_client(&peers, &["stdio", &calc, "--stdio"]),
         expected()
     );
-    let (_server, url) = http_calculator();
+    let (_server, url) = http_calculator(&[]);
     assert_eq!(python_client(&peers, &["http", &url]), expected());
 }
 
@@ -233,6 +191,6 @@ fn inspector_cli_over_stdio_and_http() {
     let Some(peers) = peers() else { return };
     let calc = calculator().to_string_lossy().into_owned();
     inspector_scenario(&peers, &[&calc, "--stdio"]);
-    let (_server, url) = http_calculator();
+    let (_server, url) = http_calculator(&[]);
     inspector_scenario(&peers, &[&url]);
 }

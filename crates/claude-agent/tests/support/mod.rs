@@ -198,3 +198,40 @@ pub fn example(name: &str) -> std::path::PathBuf {
     }
     path
 }
+
+/// A child process killed and reaped when dropped.
+pub struct Reaped(pub std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The calculator example serving Streamable HTTP on a free port of
+/// 127.0.0.1 (`extra` arguments after `--http 127.0.0.1:0`): the process,
+/// and the URL it said it listens on (`http://127.0.0.1:PORT/mcp`).
+pub fn http_calculator(extra: &[&str]) -> (Reaped, String) {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(example("calculator"))
+        .args(["--http", "127.0.0.1:0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let child = Reaped(child);
+    let url = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the calculator said {line:?}"))
+        .to_owned();
+    (child, url)
+}
