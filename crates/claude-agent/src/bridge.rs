@@ -78,7 +78,8 @@ impl Bridge {
             outbox,
             progress: Arc::new(Progress {
                 user,
-                calls: Mutex::new(HashMap::new()),
+                calls: Mutex::new(Vec::new()),
+                next: AtomicU64::new(0),
             }),
         }
     }
@@ -208,12 +209,21 @@ impl Bridge {
 /// progress token, and where their progress goes.
 pub(crate) struct Progress {
     user: Option<WeakMessageSender>,
-    calls: Mutex<HashMap<(String, String), Call>>,
+    /// A short list (the CLI's calls in flight), scanned: cheaper than a
+    /// hash map for the handful of entries it holds, and an entry is added
+    /// and removed on every tool call.
+    calls: Mutex<Vec<Call>>,
+    /// Numbers the entries of `calls`, so that a guard removes its own.
+    next: AtomicU64,
 }
 
-/// What the user is told about a call's progress besides the numbers.
+/// A call in flight: how its progress is recognised, and what the user is
+/// told about it besides the numbers.
 #[derive(Clone)]
 struct Call {
+    number: u64,
+    server: String,
+    token: Value,
     tool: Option<String>,
     tool_use_id: Option<String>,
 }
@@ -222,22 +232,20 @@ struct Call {
 /// withdrawn).
 struct Tracked<'a> {
     progress: &'a Progress,
-    key: (String, String),
+    number: u64,
 }
 
 impl Drop for Tracked<'_> {
     fn drop(&mut self) {
-        self.progress
+        let mut calls = self
+            .progress
             .calls
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&self.key);
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = calls.iter().position(|c| c.number == self.number) {
+            calls.swap_remove(at);
+        }
     }
-}
-
-/// The key of a progress token (a string or a number).
-fn token_key(token: &Value) -> String {
-    token.to_string()
 }
 
 impl Progress {
@@ -250,19 +258,23 @@ impl Progress {
         }
         let params = message.get("params")?;
         let meta = params.get("_meta")?;
-        let key = (server.to_owned(), token_key(meta.get("progressToken")?));
+        let token = meta.get("progressToken")?.clone();
         let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let number = self.next.fetch_add(1, Ordering::Relaxed);
         let call = Call {
+            number,
+            server: server.to_owned(),
+            token,
             tool: text(params.get("name")),
             tool_use_id: text(meta.get("claudecode/toolUseId")),
         };
         self.calls
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(key.clone(), call);
+            .push(call);
         Some(Tracked {
             progress: self,
-            key,
+            number,
         })
     }
 
@@ -281,7 +293,8 @@ impl Progress {
             .calls
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&(server.to_owned(), token_key(&token)))
+            .iter()
+            .find(|c| c.server == server && c.token == token)
             .cloned();
         let (tool_name, tool_use_id) = call.map_or((None, None), |c| (c.tool, c.tool_use_id));
         let progress = McpProgress {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::requests::{CliRequest, SdkRequest};
+use super::requests::{CliRequest, McpMessageRequest, SdkRequest};
 use crate::message::Message;
 use crate::message::wire::{Wire, str_at, wire_enum, wire_struct};
 
@@ -17,6 +17,67 @@ wire_struct! {
         /// The request.
         req request: CliRequest = "request",
     }
+}
+
+impl ControlRequest {
+    /// An `mcp_message` request decoded straight from its line, with no
+    /// `Value` built for the envelope: the line of every in-process tool
+    /// call, the bridge's hot path. Equal to what [`Incoming::from_value`]
+    /// makes of the same line.
+    ///
+    /// `None` for every other line, and for an `mcp_message` line this
+    /// shape does not hold exactly (a field it does not model, an escape
+    /// in a tag, a request id that is not a string): those take the
+    /// general path, which keeps everything.
+    pub(crate) fn mcp_message_from_slice(line: &[u8]) -> Option<Self> {
+        /// The CLI writes `type` first; a line that does not start so is
+        /// not worth a try.
+        const START: &[u8] = br#"{"type":"control_request","#;
+        if !line.trim_ascii_start().starts_with(START) {
+            return None;
+        }
+        let McpLine {
+            kind,
+            request_id,
+            request,
+        } = serde_json::from_slice(line).ok()?;
+        // A null message is a missing one (the general path's rule).
+        if kind != "control_request"
+            || request.subtype != "mcp_message"
+            || request.message.is_null()
+        {
+            return None;
+        }
+        Some(Self {
+            request_id,
+            request: CliRequest::McpMessage(McpMessageRequest::new(
+                request.server_name,
+                request.message,
+            )),
+            ..Self::default()
+        })
+    }
+}
+
+/// The exact shape of an `mcp_message` control request
+/// ([`ControlRequest::mcp_message_from_slice`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpLine<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+    request_id: String,
+    request: McpLineRequest<'a>,
+}
+
+/// `request` of an [`McpLine`].
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct McpLineRequest<'a> {
+    #[serde(borrow)]
+    subtype: &'a str,
+    server_name: String,
+    message: Value,
 }
 
 wire_struct! {
@@ -232,6 +293,9 @@ impl Incoming {
 
     /// Parses and classifies one line.
     pub fn from_slice(line: &[u8]) -> crate::Result<Self> {
+        if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
+            return Ok(Self::ControlRequest(request));
+        }
         let value: Value = serde_json::from_slice(line).map_err(|e| crate::Error::Protocol {
             message: format!("the CLI wrote a line that is not JSON ({e})"),
             line: String::from_utf8_lossy(line).into_owned(),
@@ -259,5 +323,60 @@ impl Serialize for Incoming {
 impl<'de> Deserialize<'de> for Incoming {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Self::from_value(Value::deserialize(d)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The line of a tool call as the CLI writes it (compact, `type` first).
+    fn tool_call(request: Value) -> Vec<u8> {
+        serde_json::to_vec(
+            &json!({"type": "control_request", "request_id": "r1", "request": request}),
+        )
+        .unwrap()
+    }
+
+    fn general(line: &[u8]) -> Incoming {
+        Incoming::from_value(serde_json::from_slice(line).unwrap())
+    }
+
+    #[test]
+    fn the_cli_s_tool_call_takes_the_typed_path_and_decodes_as_the_general_one() {
+        let message = json!({"method": "tools/call", "params": {"name": "add", "arguments": {"a": 2},
+            "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 2}}, "jsonrpc": "2.0", "id": 2});
+        let line =
+            tool_call(json!({"subtype": "mcp_message", "server_name": "calc", "message": message}));
+        let fast = ControlRequest::mcp_message_from_slice(&line).expect("the typed path");
+        assert_eq!(Incoming::ControlRequest(fast), general(&line));
+        assert_eq!(Incoming::from_slice(&line).unwrap(), general(&line));
+    }
+
+    #[test]
+    fn lines_the_typed_path_does_not_hold_exactly_take_the_general_one() {
+        let message = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let mut unusual = vec![
+            // fields the typed path does not model, outside and inside
+            serde_json::to_vec(&json!({"type": "control_request", "request_id": "r1", "x": 1,
+                "request": {"subtype": "mcp_message", "server_name": "s", "message": message}})).unwrap(),
+            tool_call(json!({"subtype": "mcp_message", "server_name": "s", "message": message, "y": 2})),
+            // a null message is a missing one; another subtype; a numeric id
+            tool_call(json!({"subtype": "mcp_message", "server_name": "s", "message": null})),
+            tool_call(json!({"subtype": "can_use_tool", "tool_name": "Bash", "input": {}})),
+            br#"{"type":"control_request","request_id":7,"request":{"subtype":"mcp_message","server_name":"s","message":{}}}"#.to_vec(),
+            // an escaped tag
+            br#"{"type":"control_request","request_id":"r","request":{"subtype":"mcp\u005fmessage","server_name":"s","message":{}}}"#.to_vec(),
+        ];
+        for line in &mut unusual {
+            assert!(
+                ControlRequest::mcp_message_from_slice(line).is_none(),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+            assert_eq!(Incoming::from_slice(line).unwrap(), general(line));
+        }
     }
 }

@@ -54,7 +54,7 @@ use crate::protocol::{
     SdkControlRequest, SdkRequest,
 };
 use crate::transport::{self, ChildHandle, LineWriter, ShutdownTimeouts, SpawnConfig};
-use queue::{Inbox, MessageSender, json_size, message_queue};
+use queue::{Inbox, MessageSender, message_queue};
 
 /// How one of our control requests ended: the CLI's answer, or how the CLI
 /// ended before answering.
@@ -377,15 +377,10 @@ impl Connection {
     /// Routes one line from the CLI. `Err` when the user's queue overflowed.
     fn route(
         self: &Arc<Self>,
-        value: Value,
+        (incoming, size): (Incoming, usize),
         messages: &MessageSender,
     ) -> std::result::Result<(), queue::Overflow> {
-        // Only messages for the user are charged to the queue's budget.
-        let size = match value.get("type").and_then(Value::as_str) {
-            Some(t) if t.starts_with("control_") => 0,
-            _ => json_size(&value),
-        };
-        match Incoming::from_value(value) {
+        match incoming {
             Incoming::ControlRequest(request) => self.on_control_request(request),
             Incoming::ControlResponse(response) => {
                 // Answers to ids we do not know (late answers, the CLI's

@@ -16,11 +16,14 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::Connection;
-use super::queue::{MessageSender, Overflow};
+use super::queue::{MessageSender, Overflow, json_size};
 use crate::error::{Error, Result};
+use crate::mcp::transport::{Parsed, parse_object};
+use crate::protocol::{ControlRequest, Incoming};
 use crate::transport::{BlockingPipe, LineReader};
 
 /// Starts the reader thread for `reader`, and the task that ends the
@@ -65,9 +68,12 @@ fn read(
     // out together, with one write, before the reader waits for more input.
     let writer = conn.writer.clone();
     let mut overflow = None;
-    while let Some(line) = block_on(reader.next_line_or(|| writer.flush_queued()), &waker) {
+    while let Some(line) = block_on(
+        reader.next_decoded_or(|| writer.flush_queued(), decode),
+        &waker,
+    ) {
         let routed = match line {
-            Ok(value) => conn.route(value, messages),
+            Ok(line) => conn.route(line, messages),
             // A line too long or not decodable: reported, and the session
             // goes on (nothing the CLI sends is fatal).
             Err(e @ (Error::LineTooLong { .. } | Error::Protocol { .. })) => messages.report(e),
@@ -83,6 +89,28 @@ fn read(
     }
     writer.flush_queued();
     overflow
+}
+
+/// Decodes one line for [`Connection::route`]: what it holds, and what it
+/// is charged to the user's queue (only messages for the user are). An
+/// `mcp_message` request, the line of every in-process tool call, is
+/// decoded straight into its type; every other line through a `Value`.
+fn decode(line: &[u8]) -> Parsed<(Incoming, usize)> {
+    if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
+        return Parsed::Value((Incoming::ControlRequest(request), 0));
+    }
+    match parse_object::<Value>(line) {
+        Parsed::Value(value) => {
+            let size = match value.get("type").and_then(Value::as_str) {
+                Some(t) if t.starts_with("control_") => 0,
+                _ => json_size(&value),
+            };
+            Parsed::Value((Incoming::from_value(value), size))
+        }
+        Parsed::Blank => Parsed::Blank,
+        Parsed::Invalid(e) => Parsed::Invalid(e),
+        Parsed::Mismatch(e) => Parsed::Mismatch(e),
+    }
 }
 
 /// Wakes the reader thread.

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use claude_agent_mcp::transport::{self as mcp, Line, Parsed, SendError, StdioOptions};
 use serde::Serialize;
+#[cfg(test)]
 use serde::de::DeserializeOwned;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::time::Instant;
@@ -186,8 +187,8 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     }
 
     /// [`next_line`](Self::next_line), calling `before_wait` whenever it
-    /// is about to wait for the CLI to write (no whole line is buffered):
-    /// the session's reader flushes the answers it queued there.
+    /// is about to wait for the CLI to write (no whole line is buffered).
+    #[cfg(test)]
     pub(crate) async fn next_line_or(
         &mut self,
         before_wait: impl FnMut(),
@@ -204,9 +205,25 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
 
     /// [`next_json`](Self::next_json), calling `before_wait` as
     /// [`next_line_or`](Self::next_line_or) does.
+    #[cfg(test)]
     async fn next_json_or<T: DeserializeOwned>(
         &mut self,
+        before_wait: impl FnMut(),
+    ) -> Option<Result<T>> {
+        self.next_decoded_or(before_wait, |line| mcp::parse_object::<T>(line))
+            .await
+    }
+
+    /// The next line that `decode` makes something of, under the policy
+    /// above, calling `before_wait` whenever it is about to wait for the
+    /// CLI to write (no whole line is buffered): the session's reader
+    /// flushes the answers it queued there. `decode` is
+    /// [`mcp::parse_object`] or one with its contract (the session's
+    /// decodes its hot line straight into a typed request).
+    pub(crate) async fn next_decoded_or<T>(
+        &mut self,
         mut before_wait: impl FnMut(),
+        mut decode: impl FnMut(&[u8]) -> Parsed<T>,
     ) -> Option<Result<T>> {
         let limit = self.inner.max_line_bytes();
         loop {
@@ -229,7 +246,7 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
                     return Some(Err(Error::LineTooLong { limit }));
                 }
             };
-            match mcp::parse_object::<T>(line) {
+            match decode(line) {
                 Parsed::Blank => {}
                 Parsed::Value(value) => return Some(Ok(value)),
                 Parsed::Mismatch(e) => {
