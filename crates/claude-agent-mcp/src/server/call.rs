@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
-use super::context::{RequestContext, ToolContext};
+use super::context::{Cancel, RequestContext, ToolContext};
 use super::session::Session;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
@@ -117,8 +116,10 @@ pub(crate) fn start_named<'a>(
 
 /// Validates the arguments, makes the handler's future and polls it once.
 ///
-/// Cancellation: the call's token exists from the start (the handler's
-/// context carries it), but the call is recorded in its session only when
+/// Cancellation: the call's [`Cancel`] exists from the start (the handler's
+/// context carries it; its token is made only when the handler asks for
+/// one, or here when the first poll leaves the call running), but the
+/// call is recorded in its session only when
 /// the first poll leaves it running — a call that finishes there never
 /// touches the session's table. A `notifications/cancelled` that arrives
 /// while the first poll runs (another thread) finds no call in the table;
@@ -148,7 +149,7 @@ fn start<'a>(
         return Call::Done(Ok(result));
     }
 
-    let token = CancellationToken::new();
+    let cancel = Arc::new(Cancel::default());
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
@@ -163,7 +164,7 @@ fn start<'a>(
         request_id: id.clone(),
         tool: Arc::clone(&registered.name),
         meta,
-        token: token.clone(),
+        cancel: Arc::clone(&cancel),
         session: session.clone(),
         stream,
         clock,
@@ -175,7 +176,7 @@ fn start<'a>(
                 Ok(result) => Outcome::Done(result),
                 Err(failure) => {
                     // The handler future is gone: its token fires.
-                    token.cancel();
+                    cancel.cancel();
                     Outcome::from(failure)
                 }
             };
@@ -187,17 +188,17 @@ fn start<'a>(
     // Recorded while the call runs, so notifications/cancelled finds it.
     let in_flight = match (&session, RequestId::from_value(id), mark) {
         (Some(session), Some(request_id), Some(mark)) => {
-            Some(session.begin_call(request_id, token.clone(), mark))
+            Some(session.begin_call(request_id, cancel.token().clone(), mark))
         }
         _ => None,
     };
     Call::Running(Box::pin(async move {
         let _in_flight = in_flight;
         // If this future is dropped mid-call (the caller gave up), the token fires.
-        let mut cancel_on_drop = CancelOnDrop(Some(&token));
+        let mut cancel_on_drop = CancelOnDrop(Some(&cancel));
         let finished = tokio::select! {
             biased;
-            () = token.cancelled() => None,
+            () = cancel.token().cancelled() => None,
             finished = contain::finish(running, &deadline) => Some(finished),
         };
         let outcome = match finished {
@@ -249,14 +250,14 @@ fn conclude(tool: &super::Tool, outcome: Outcome, limit: Duration, cap: usize) -
     result
 }
 
-/// Cancels the token when dropped, unless disarmed (`None`): a
+/// Cancels the call when dropped, unless disarmed (`None`): a
 /// `DropGuard` without a clone of the token.
-struct CancelOnDrop<'a>(Option<&'a CancellationToken>);
+struct CancelOnDrop<'a>(Option<&'a Cancel>);
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        if let Some(token) = self.0 {
-            token.cancel();
+        if let Some(cancel) = self.0 {
+            cancel.cancel();
         }
     }
 }

@@ -2,7 +2,8 @@
 //! request's `_meta`, cancellation, progress and logging.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -101,11 +102,61 @@ pub struct ToolContext {
     pub(crate) tool: Arc<str>,
     /// Shared: the in-process client hands every call the same `_meta`.
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
-    pub(crate) token: CancellationToken,
+    /// The call's cancellation; its token is made when asked for.
+    pub(crate) cancel: Arc<Cancel>,
     pub(crate) session: Option<Session>,
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
     /// Set when the call's timeout follows its progress.
     pub(crate) clock: Option<Arc<ProgressClock>>,
+}
+
+/// A tool call's cancellation: a flag, and a [`CancellationToken`] made
+/// only when someone asks for one — the handler
+/// ([`ToolContext::cancellation_token`], [`ToolContext::cancelled`]) or the
+/// server, for a call its first poll left running. Most handlers never ask,
+/// and a token costs a lock at each clone and drop.
+///
+/// Firing sets the flag, then cancels the token if there is one; making
+/// the token looks at the flag after: with a fence on both sides between
+/// the write and the read, one of the two always sees the other, so a
+/// token made while the call is cancelled fires too.
+#[derive(Default)]
+pub(crate) struct Cancel {
+    cancelled: AtomicBool,
+    token: OnceLock<CancellationToken>,
+}
+
+impl Cancel {
+    /// Fires: the flag, and the token if it was made.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    /// Whether it fired (or someone cancelled the token itself).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+            || self
+                .token
+                .get()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The token, made on the first call (cancelled if it already fired).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        if let Some(token) = self.token.get() {
+            return token;
+        }
+        let token = self.token.get_or_init(CancellationToken::new);
+        fence(Ordering::SeqCst);
+        if self.cancelled.load(Ordering::Relaxed) {
+            token.cancel();
+        }
+        token
+    }
 }
 
 impl ToolContext {
@@ -139,19 +190,20 @@ impl ToolContext {
             .filter(|t| t.is_string() || t.is_number())
     }
 
-    /// The call's cancellation token.
+    /// The call's cancellation token (made on the first call of this,
+    /// [`cancelled`](Self::cancelled) or the server's own need of it).
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.token
+        self.cancel.token()
     }
 
     /// Whether the call has been cancelled (or timed out).
     pub fn is_cancelled(&self) -> bool {
-        self.token.is_cancelled()
+        self.cancel.is_cancelled()
     }
 
     /// Completes when the call is cancelled (or times out).
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
-        self.token.cancelled()
+        self.cancel.token().cancelled()
     }
 
     /// The session the call arrived on, if any.
