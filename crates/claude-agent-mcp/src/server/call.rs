@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
-use super::context::{Cancel, RequestContext, ToolContext};
+use super::context::{CallContext, Cancel, RequestContext};
 use super::session::Session;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
@@ -149,7 +149,6 @@ fn start<'a>(
         return Call::Done(Ok(result));
     }
 
-    let cancel = Arc::new(Cancel::default());
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
@@ -160,14 +159,16 @@ fn start<'a>(
         None => (Deadline::fixed(limit), None),
     };
     let mark = session.as_ref().map(Session::cancel_mark);
-    let ctx = ToolContext {
-        request_id: id.clone(),
-        tool: Arc::clone(&registered.name),
+    // Made with the handler's context, if it takes one.
+    let mut cancel: Option<Arc<Cancel>> = None;
+    let ctx = CallContext {
+        request_id: id,
+        tool: &registered.name,
         meta,
-        cancel: Arc::clone(&cancel),
-        session: session.clone(),
+        session: &session,
         stream,
-        clock,
+        clock: &clock,
+        cancel: &mut cancel,
     };
     let handler = &tool.handler;
     let running = match contain::start(|| handler(arguments, ctx, structured), cx) {
@@ -176,7 +177,9 @@ fn start<'a>(
                 Ok(result) => Outcome::Done(result),
                 Err(failure) => {
                     // The handler future is gone: its token fires.
-                    cancel.cancel();
+                    if let Some(cancel) = &cancel {
+                        cancel.cancel();
+                    }
                     Outcome::from(failure)
                 }
             };
@@ -184,6 +187,7 @@ fn start<'a>(
         }
         Started::Running(running) => running,
     };
+    let cancel = cancel.unwrap_or_default();
 
     // Recorded while the call runs, so notifications/cancelled finds it.
     let in_flight = match (&session, RequestId::from_value(id), mark) {

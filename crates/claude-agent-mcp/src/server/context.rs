@@ -110,6 +110,38 @@ pub struct ToolContext {
     pub(crate) clock: Option<Arc<ProgressClock>>,
 }
 
+/// What a tool call's [`ToolContext`] is made of, handed to the type-erased
+/// handler, which makes the context only when its handler takes one
+/// ([`Tool::new_with_context`](super::Tool::new_with_context),
+/// [`Tool::raw_with_context`](super::Tool::raw_with_context)): a handler
+/// without one costs no context and no [`Cancel`].
+pub(crate) struct CallContext<'a> {
+    pub(crate) request_id: &'a Value,
+    pub(crate) tool: &'a Arc<str>,
+    pub(crate) meta: Option<Arc<Map<String, Value>>>,
+    pub(crate) session: &'a Option<Session>,
+    pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    pub(crate) clock: &'a Option<Arc<ProgressClock>>,
+    /// The call's cancellation: made with the context, and kept here so
+    /// that the server cancels what the handler holds.
+    pub(crate) cancel: &'a mut Option<Arc<Cancel>>,
+}
+
+impl CallContext<'_> {
+    /// The handler's context.
+    pub(crate) fn into_tool_context(self) -> ToolContext {
+        ToolContext {
+            request_id: self.request_id.clone(),
+            tool: Arc::clone(self.tool),
+            meta: self.meta,
+            cancel: Arc::clone(self.cancel.get_or_insert_default()),
+            session: self.session.clone(),
+            stream: self.stream,
+            clock: self.clock.clone(),
+        }
+    }
+}
+
 /// A tool call's cancellation: a flag, and a [`CancellationToken`] made
 /// only when someone asks for one — the handler
 /// ([`ToolContext::cancellation_token`], [`ToolContext::cancelled`]) or the
@@ -398,5 +430,32 @@ mod tests {
         assert!(!ctx.progress(1.0, None, None));
         assert!(!ctx.log(LogLevel::Emergency, "x"));
         assert!(ctx.tool_use_id().is_none());
+    }
+
+    #[test]
+    fn a_token_made_before_or_after_the_cancel_fires() {
+        // Made before: the cancel reaches it.
+        let before = Cancel::default();
+        let token = before.token().clone();
+        assert!(!before.is_cancelled());
+        before.cancel();
+        assert!(token.is_cancelled() && before.is_cancelled());
+        // Made after: born cancelled.
+        let after = Cancel::default();
+        after.cancel();
+        assert!(after.is_cancelled() && after.token().is_cancelled());
+        // Cancelling the token itself counts (as a session's cancel does).
+        let direct = Cancel::default();
+        direct.token().cancel();
+        assert!(direct.is_cancelled());
+        // Racing threads: whichever comes first, the token fires.
+        for _ in 0..200 {
+            let cancel = Arc::new(Cancel::default());
+            let other = Arc::clone(&cancel);
+            let firing = std::thread::spawn(move || other.cancel());
+            let token = cancel.token().clone();
+            firing.join().unwrap();
+            assert!(token.is_cancelled());
+        }
     }
 }
