@@ -221,11 +221,9 @@ async fn no_part_of_a_result_escapes_the_cap() {
         (
             "_meta",
             || {
-                let mut r = CallToolResult::text("small");
                 let mut meta = serde_json::Map::new();
                 meta.insert("blob".into(), filler(5000).into());
-                r.meta = Some(meta);
-                r
+                CallToolResult::text("small").with_meta(meta)
             },
             "_meta",
         ),

@@ -1,7 +1,10 @@
 //! The typed MCP methods of [`McpClient`].
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::sync::{Arc, PoisonError};
+
+use futures::future::Either;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -65,13 +68,16 @@ impl McpClient {
     ///
     /// A tool failure is a result with `is_error` set; an `Err` is a
     /// protocol failure (unknown tool, bad params) or a transport one.
-    pub async fn call_tool(
-        &self,
-        name: &str,
+    ///
+    /// An `async fn` in all but name: nothing happens until the future is
+    /// polled. (It is written as a function returning a future so that an
+    /// in-process call's future stays a few words long.)
+    pub fn call_tool<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Value,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
         self.call_tool_with(name, arguments, RequestOptions::new())
-            .await
     }
 
     /// [`call_tool`](Self::call_tool) with options (timeout, progress token, …).
@@ -80,18 +86,17 @@ impl McpClient {
     /// `x-mcp-header` are mirrored into `Mcp-Param-<Name>` headers (the tool
     /// list is fetched once and cached for that); a value with control
     /// characters is refused before anything is sent.
-    pub async fn call_tool_with(
-        &self,
-        name: &str,
+    pub fn call_tool_with<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Value,
         options: RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
         if self.inner.can_call_direct(&options) {
-            return self.inner.call_tool_direct(name, arguments, options).await;
+            return Either::Left(self.inner.call_tool_direct(name, arguments, options));
         }
-        // Boxed: this future stays small for the in-process direct path
-        // (futures are moved by value; the request's state is large).
-        Box::pin(self.call_tool_request(name, arguments, options)).await
+        // Boxed: the request's state is large, and only this path needs it.
+        Either::Right(Box::pin(self.call_tool_request(name, arguments, options)))
     }
 
     /// `tools/call` as a JSON-RPC request (every transport but the direct

@@ -1,7 +1,9 @@
 //! The in-process transport: calls a [`Handler`] directly.
 
 use std::any::Any;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 
@@ -148,46 +150,30 @@ impl Inner {
     }
 
     /// `tools/call` straight to the in-process server (when
-    /// [`can_call_direct`](Self::can_call_direct)). Returns what
+    /// [`can_call_direct`](Self::can_call_direct)). Resolves to what
     /// [`request`](Self::request) and decoding the result would: the
     /// server runs the same code (validation, timeout, panic capture,
     /// cap), the client keeps its timeout, its close and its cancellation
     /// (dropping the future drops the call, whose token fires).
-    pub(crate) async fn call_tool_direct(
-        &self,
-        name: &str,
+    pub(crate) fn call_tool_direct<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Value,
         options: RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
-        let Some(direct) = self.direct.as_ref() else {
-            return Err(ClientError::Transport(
-                "MCP in-process: no direct transport".into(),
-            ));
-        };
-        if self.is_closed() {
-            return Err(self.closed_error());
-        }
+    ) -> DirectCallFuture<'a> {
         let limits = Limits {
             timeout: options.timeout.unwrap_or(self.options.request_timeout),
             cap: options.max_total_timeout,
             reset_on_progress: false,
         };
-        let id = self.next_id().to_value();
-        let meta = self.direct_meta(options.meta);
-        // Started inside this poll: most calls are answered there, with no
-        // timer armed and nothing boxed.
-        let mut parts = Some((arguments, meta));
-        let started = std::future::poll_fn(|cx| match parts.take() {
-            Some((arguments, meta)) => {
-                Poll::Ready(direct.start_call(&id, name, arguments, meta, cx))
-            }
-            None => Poll::Pending, // never: the first poll is ready
-        })
-        .await?;
-        match started {
-            DirectCall::Done(outcome) => outcome.map_err(ClientError::JsonRpc),
-            // Boxed: the timer and the select stay out of this future.
-            DirectCall::Running(running) => Box::pin(self.finish_direct(running, limits)).await,
+        DirectCallFuture {
+            inner: self,
+            name,
+            state: DirectState::Start {
+                arguments,
+                meta: self.direct_meta(options.meta),
+                limits,
+            },
         }
     }
 
@@ -228,6 +214,76 @@ impl Inner {
                 Some(Arc::new(all))
             }
         }
+    }
+}
+
+/// A `tools/call` on the in-process direct path
+/// ([`Inner::call_tool_direct`]), written out rather than an `async fn`:
+/// the call's state is a few words, not the kilobyte that nested `async`
+/// functions hold (and copy) for arguments, options and locals.
+///
+/// Started synchronously in its first poll (the server gets the task's
+/// `Context`): most calls are answered there, with no timer armed and
+/// nothing boxed. A call the first poll leaves running continues in one
+/// boxed future within the client's limits ([`Inner::finish_direct`]).
+pub(crate) struct DirectCallFuture<'a> {
+    inner: &'a Inner,
+    name: &'a str,
+    state: DirectState<'a>,
+}
+
+enum DirectState<'a> {
+    /// Not polled yet.
+    Start {
+        arguments: Value,
+        meta: Option<Arc<Map<String, Value>>>,
+        limits: Limits,
+    },
+    /// Left running by its first poll.
+    Running(BoxFuture<'a, Result<CallToolResult, ClientError>>),
+    /// Answered.
+    Done,
+}
+
+impl Future for DirectCallFuture<'_> {
+    type Output = Result<CallToolResult, ClientError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let mut running = match std::mem::replace(&mut this.state, DirectState::Done) {
+            DirectState::Running(running) => running,
+            DirectState::Done => panic!("a tools/call future polled after it completed"),
+            DirectState::Start {
+                arguments,
+                meta,
+                limits,
+            } => {
+                let inner = this.inner;
+                let Some(direct) = inner.direct.as_ref() else {
+                    return Poll::Ready(Err(ClientError::Transport(
+                        "MCP in-process: no direct transport".into(),
+                    )));
+                };
+                if inner.is_closed() {
+                    return Poll::Ready(Err(inner.closed_error()));
+                }
+                let id = inner.next_id().to_value();
+                match direct.start_call(&id, this.name, arguments, meta, cx) {
+                    Err(error) => return Poll::Ready(Err(error)),
+                    Ok(DirectCall::Done(outcome)) => {
+                        return Poll::Ready(outcome.map_err(ClientError::JsonRpc));
+                    }
+                    Ok(DirectCall::Running(running)) => {
+                        Box::pin(inner.finish_direct(running, limits))
+                    }
+                }
+            }
+        };
+        let poll = running.as_mut().poll(cx);
+        if poll.is_pending() {
+            this.state = DirectState::Running(running);
+        }
+        poll
     }
 }
 

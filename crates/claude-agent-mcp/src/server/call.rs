@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
-use super::context::{RequestContext, ToolContext};
+use super::context::{CallContext, Cancel, RequestContext};
 use super::session::Session;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
@@ -117,8 +116,10 @@ pub(crate) fn start_named<'a>(
 
 /// Validates the arguments, makes the handler's future and polls it once.
 ///
-/// Cancellation: the call's token exists from the start (the handler's
-/// context carries it), but the call is recorded in its session only when
+/// Cancellation: the call's [`Cancel`] exists from the start (the handler's
+/// context carries it; its token is made only when the handler asks for
+/// one, or here when the first poll leaves the call running), but the
+/// call is recorded in its session only when
 /// the first poll leaves it running — a call that finishes there never
 /// touches the session's table. A `notifications/cancelled` that arrives
 /// while the first poll runs (another thread) finds no call in the table;
@@ -148,7 +149,6 @@ fn start<'a>(
         return Call::Done(Ok(result));
     }
 
-    let token = CancellationToken::new();
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
@@ -159,14 +159,16 @@ fn start<'a>(
         None => (Deadline::fixed(limit), None),
     };
     let mark = session.as_ref().map(Session::cancel_mark);
-    let ctx = ToolContext {
-        request_id: id.clone(),
-        tool: Arc::clone(&registered.name),
+    // Made with the handler's context, if it takes one.
+    let mut cancel: Option<Arc<Cancel>> = None;
+    let ctx = CallContext {
+        request_id: id,
+        tool: &registered.name,
         meta,
-        token: token.clone(),
-        session: session.clone(),
+        session: &session,
         stream,
-        clock,
+        clock: &clock,
+        cancel: &mut cancel,
     };
     let handler = &tool.handler;
     let running = match contain::start(|| handler(arguments, ctx, structured), cx) {
@@ -175,7 +177,9 @@ fn start<'a>(
                 Ok(result) => Outcome::Done(result),
                 Err(failure) => {
                     // The handler future is gone: its token fires.
-                    token.cancel();
+                    if let Some(cancel) = &cancel {
+                        cancel.cancel();
+                    }
                     Outcome::from(failure)
                 }
             };
@@ -183,21 +187,22 @@ fn start<'a>(
         }
         Started::Running(running) => running,
     };
+    let cancel = cancel.unwrap_or_default();
 
     // Recorded while the call runs, so notifications/cancelled finds it.
     let in_flight = match (&session, RequestId::from_value(id), mark) {
         (Some(session), Some(request_id), Some(mark)) => {
-            Some(session.begin_call(request_id, token.clone(), mark))
+            Some(session.begin_call(request_id, cancel.token().clone(), mark))
         }
         _ => None,
     };
     Call::Running(Box::pin(async move {
         let _in_flight = in_flight;
         // If this future is dropped mid-call (the caller gave up), the token fires.
-        let mut cancel_on_drop = CancelOnDrop(Some(&token));
+        let mut cancel_on_drop = CancelOnDrop(Some(&cancel));
         let finished = tokio::select! {
             biased;
-            () = token.cancelled() => None,
+            () = cancel.token().cancelled() => None,
             finished = contain::finish(running, &deadline) => Some(finished),
         };
         let outcome = match finished {
@@ -249,14 +254,14 @@ fn conclude(tool: &super::Tool, outcome: Outcome, limit: Duration, cap: usize) -
     result
 }
 
-/// Cancels the token when dropped, unless disarmed (`None`): a
+/// Cancels the call when dropped, unless disarmed (`None`): a
 /// `DropGuard` without a clone of the token.
-struct CancelOnDrop<'a>(Option<&'a CancellationToken>);
+struct CancelOnDrop<'a>(Option<&'a Cancel>);
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        if let Some(token) = self.0 {
-            token.cancel();
+        if let Some(cancel) = self.0 {
+            cancel.cancel();
         }
     }
 }

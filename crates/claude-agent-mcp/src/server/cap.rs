@@ -146,7 +146,7 @@ pub(crate) fn cap_result(
 ) -> usize {
     let structured_size = result.structured_content.as_ref().map(Size::of_json);
     let meta_size = result.meta.as_ref().map(Size::of_json);
-    let extra_size = (!result.extra.is_empty()).then(|| Size::of_json(&*result.extra));
+    let extra_size = (!result.extra.is_empty()).then(|| Size::of_json(&result.extra));
     let measure = |chars: bool| {
         result
             .content
@@ -223,8 +223,8 @@ pub(crate) fn cap_result(
         result.meta = None;
         removed.push(format!("_meta ({} characters)", size.chars));
     }
-    let extra = std::mem::take(&mut *result.extra);
-    for (key, value) in extra {
+    let extra = std::mem::take(&mut result.extra);
+    for (key, value) in extra.into_map() {
         let size = Size::of_json(&value);
         if take(&mut budget, size) {
             result.extra.insert(key, value);

@@ -2,7 +2,8 @@
 //! request's `_meta`, cancellation, progress and logging.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering, fence};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
@@ -101,11 +102,93 @@ pub struct ToolContext {
     pub(crate) tool: Arc<str>,
     /// Shared: the in-process client hands every call the same `_meta`.
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
-    pub(crate) token: CancellationToken,
+    /// The call's cancellation; its token is made when asked for.
+    pub(crate) cancel: Arc<Cancel>,
     pub(crate) session: Option<Session>,
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
     /// Set when the call's timeout follows its progress.
     pub(crate) clock: Option<Arc<ProgressClock>>,
+}
+
+/// What a tool call's [`ToolContext`] is made of, handed to the type-erased
+/// handler, which makes the context only when its handler takes one
+/// ([`Tool::new_with_context`](super::Tool::new_with_context),
+/// [`Tool::raw_with_context`](super::Tool::raw_with_context)): a handler
+/// without one costs no context and no [`Cancel`].
+pub(crate) struct CallContext<'a> {
+    pub(crate) request_id: &'a Value,
+    pub(crate) tool: &'a Arc<str>,
+    pub(crate) meta: Option<Arc<Map<String, Value>>>,
+    pub(crate) session: &'a Option<Session>,
+    pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    pub(crate) clock: &'a Option<Arc<ProgressClock>>,
+    /// The call's cancellation: made with the context, and kept here so
+    /// that the server cancels what the handler holds.
+    pub(crate) cancel: &'a mut Option<Arc<Cancel>>,
+}
+
+impl CallContext<'_> {
+    /// The handler's context.
+    pub(crate) fn into_tool_context(self) -> ToolContext {
+        ToolContext {
+            request_id: self.request_id.clone(),
+            tool: Arc::clone(self.tool),
+            meta: self.meta,
+            cancel: Arc::clone(self.cancel.get_or_insert_default()),
+            session: self.session.clone(),
+            stream: self.stream,
+            clock: self.clock.clone(),
+        }
+    }
+}
+
+/// A tool call's cancellation: a flag, and a [`CancellationToken`] made
+/// only when someone asks for one — the handler
+/// ([`ToolContext::cancellation_token`], [`ToolContext::cancelled`]) or the
+/// server, for a call its first poll left running. Most handlers never ask,
+/// and a token costs a lock at each clone and drop.
+///
+/// Firing sets the flag, then cancels the token if there is one; making
+/// the token looks at the flag after: with a fence on both sides between
+/// the write and the read, one of the two always sees the other, so a
+/// token made while the call is cancelled fires too.
+#[derive(Default)]
+pub(crate) struct Cancel {
+    cancelled: AtomicBool,
+    token: OnceLock<CancellationToken>,
+}
+
+impl Cancel {
+    /// Fires: the flag, and the token if it was made.
+    pub(crate) fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
+
+    /// Whether it fired (or someone cancelled the token itself).
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+            || self
+                .token
+                .get()
+                .is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// The token, made on the first call (cancelled if it already fired).
+    pub(crate) fn token(&self) -> &CancellationToken {
+        if let Some(token) = self.token.get() {
+            return token;
+        }
+        let token = self.token.get_or_init(CancellationToken::new);
+        fence(Ordering::SeqCst);
+        if self.cancelled.load(Ordering::Relaxed) {
+            token.cancel();
+        }
+        token
+    }
 }
 
 impl ToolContext {
@@ -139,19 +222,20 @@ impl ToolContext {
             .filter(|t| t.is_string() || t.is_number())
     }
 
-    /// The call's cancellation token.
+    /// The call's cancellation token (made on the first call of this,
+    /// [`cancelled`](Self::cancelled) or the server's own need of it).
     pub fn cancellation_token(&self) -> &CancellationToken {
-        &self.token
+        self.cancel.token()
     }
 
     /// Whether the call has been cancelled (or timed out).
     pub fn is_cancelled(&self) -> bool {
-        self.token.is_cancelled()
+        self.cancel.is_cancelled()
     }
 
     /// Completes when the call is cancelled (or times out).
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
-        self.token.cancelled()
+        self.cancel.token().cancelled()
     }
 
     /// The session the call arrived on, if any.
@@ -346,5 +430,32 @@ mod tests {
         assert!(!ctx.progress(1.0, None, None));
         assert!(!ctx.log(LogLevel::Emergency, "x"));
         assert!(ctx.tool_use_id().is_none());
+    }
+
+    #[test]
+    fn a_token_made_before_or_after_the_cancel_fires() {
+        // Made before: the cancel reaches it.
+        let before = Cancel::default();
+        let token = before.token().clone();
+        assert!(!before.is_cancelled());
+        before.cancel();
+        assert!(token.is_cancelled() && before.is_cancelled());
+        // Made after: born cancelled.
+        let after = Cancel::default();
+        after.cancel();
+        assert!(after.is_cancelled() && after.token().is_cancelled());
+        // Cancelling the token itself counts (as a session's cancel does).
+        let direct = Cancel::default();
+        direct.token().cancel();
+        assert!(direct.is_cancelled());
+        // Racing threads: whichever comes first, the token fires.
+        for _ in 0..200 {
+            let cancel = Arc::new(Cancel::default());
+            let other = Arc::clone(&cancel);
+            let firing = std::thread::spawn(move || other.cancel());
+            let token = cancel.token().clone();
+            firing.join().unwrap();
+            assert!(token.is_cancelled());
+        }
     }
 }

@@ -276,7 +276,7 @@ fn raw_result(value: Value) -> Result<CallToolResult, String> {
     };
     let meta = match map.remove("_meta") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(m)) => Some(m),
+        Some(Value::Object(m)) => Some(m.into()),
         Some(other) => {
             return Err(format!(
                 "\"_meta\" must be an object, not {}",

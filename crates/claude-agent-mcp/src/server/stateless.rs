@@ -26,7 +26,7 @@ use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
 };
-use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
+use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 
 /// The stateless revisions the server speaks (requests with `_meta`).
 pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
@@ -235,8 +235,9 @@ pub(crate) fn decorate(server: &ServerInner, method: &str, result: Value) -> Val
 
 /// [`decorate`] for a typed `tools/call` result: the same fields as
 /// decorating its JSON and decoding that. A result with members of its own
-/// beyond `_meta` goes the long way (through its JSON). The fields are
-/// copies of the server's [`Decoration`], built once.
+/// beyond `_meta` goes the long way (through its JSON). The fields are the
+/// server's [`Decoration`], built once and shared (clones of a
+/// [`SharedMap`]: no copy, no allocation).
 pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) -> CallToolResult {
     if !result.extra.is_empty() {
         let decorated = decorate(server, "tools/call", result.into_value());
@@ -245,39 +246,34 @@ pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) ->
         });
     }
     let decoration = &server.decoration;
-    (*result.extra).clone_from(&decoration.extra);
+    result.extra = decoration.extra.clone();
     match &mut result.meta {
         None => result.meta = Some(decoration.meta.clone()),
         Some(meta) => {
             meta.entry(SERVER_INFO_META)
-                .or_insert_with(|| decoration.server_info.clone());
+                .or_insert_with(|| decoration.meta[SERVER_INFO_META].clone());
         }
     }
     result
 }
 
-/// What [`decorate_call`] adds to a result, built once per server:
-/// `resultType` and the `_meta` naming the server.
+/// What [`decorate_call`] adds to a result, built once per server and
+/// shared by the results: `resultType` and the `_meta` naming the server.
 pub(crate) struct Decoration {
     /// `{"resultType":"complete"}`.
-    extra: Map<String, Value>,
+    extra: SharedMap,
     /// `{"io.modelcontextprotocol/serverInfo":{"name":…,"version":…}}`.
-    meta: Map<String, Value>,
-    /// `{"name":…,"version":…}`.
-    server_info: Value,
+    meta: SharedMap,
 }
 
 impl Decoration {
     pub(crate) fn new(name: &str, version: &str) -> Self {
         let server_info = json!({"name": name, "version": version});
-        let mut meta = Map::new();
-        meta.insert(SERVER_INFO_META.to_owned(), server_info.clone());
-        let mut extra = Map::new();
-        extra.insert("resultType".to_owned(), "complete".into());
+        let meta = [(SERVER_INFO_META.to_owned(), server_info)];
+        let extra = [("resultType".to_owned(), Value::from("complete"))];
         Self {
-            extra,
-            meta,
-            server_info,
+            extra: extra.into_iter().collect(),
+            meta: meta.into_iter().collect(),
         }
     }
 }

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::ToolContext;
+use super::context::{CallContext, ToolContext};
 use super::result::IntoToolResult;
 use super::schema;
 use super::validate::CompiledSchema;
@@ -27,9 +27,10 @@ pub const MAX_RESULT_SIZE_CHARS_META: &str = "anthropic/maxResultSizeChars";
 /// 500,000 pass whole, 500,001 are saved to a file.
 pub const CLI_MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
-/// The type-erased handler: arguments, context, "declares an output schema".
+/// The type-erased handler: arguments, what the context is made of (made
+/// only for a handler that takes one), "declares an output schema".
 pub(crate) type ErasedHandler =
-    dyn Fn(Value, ToolContext, bool) -> BoxFuture<'static, CallToolResult> + Send + Sync;
+    dyn Fn(Value, CallContext<'_>, bool) -> BoxFuture<'static, CallToolResult> + Send + Sync;
 
 /// A tool the model can call: name, description, input schema and an async
 /// handler, plus optional title, annotations, `_meta` and output schema.
@@ -105,7 +106,7 @@ impl Tool {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult,
     {
-        Self::new_with_context(name, description, move |args: T, _: ToolContext| {
+        Self::typed(name, description, move |args: T, _: CallContext<'_>| {
             handler(args)
         })
     }
@@ -122,8 +123,26 @@ impl Tool {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult,
     {
+        Self::typed(name, description, move |args: T, ctx: CallContext<'_>| {
+            handler(args, ctx.into_tool_context())
+        })
+    }
+
+    /// A typed tool whose handler makes its context from the call's parts
+    /// (or not).
+    fn typed<T, F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        T: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(T, CallContext<'_>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult,
+    {
         let (input_schema, unit) = schema::generate::<T>();
-        let erased = move |args: Value, ctx: ToolContext, structured: bool| {
+        let erased = move |args: Value, ctx: CallContext<'_>, structured: bool| {
             // A unit type deserializes from `null`, not from `{}`.
             let args = if unit { Value::Null } else { args };
             match serde_json::from_value::<T>(args) {
@@ -160,7 +179,7 @@ impl Tool {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult,
     {
-        Self::raw_with_context(name, description, input_schema, move |args, _| {
+        Self::raw_parts(name, description, input_schema, move |args, _| {
             handler(args)
         })
     }
@@ -177,11 +196,29 @@ impl Tool {
         Fut: Future<Output = R> + Send + 'static,
         R: IntoToolResult,
     {
+        Self::raw_parts(name, description, input_schema, move |args, ctx| {
+            handler(args, ctx.into_tool_context())
+        })
+    }
+
+    /// A raw tool whose handler makes its context from the call's parts
+    /// (or not).
+    fn raw_parts<F, Fut, R>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: F,
+    ) -> Self
+    where
+        F: Fn(Value, CallContext<'_>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult,
+    {
         let name = name.into();
         if input_schema.get("type").and_then(Value::as_str) != Some("object") {
             tracing::warn!(tool = %name, "a tool's input schema should have \"type\":\"object\" at its root");
         }
-        let erased = move |args: Value, ctx: ToolContext, structured: bool| {
+        let erased = move |args: Value, ctx: CallContext<'_>, structured: bool| {
             let fut = handler(args, ctx);
             async move { fut.await.into_call_tool_result(structured) }.boxed()
         };

@@ -12,6 +12,7 @@ mod content;
 mod notifications;
 mod prompts;
 mod resources;
+mod shared_map;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
@@ -21,6 +22,7 @@ pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
     ResourceTemplate,
 };
+pub use shared_map::SharedMap;
 
 /// The MCP protocol revisions this crate speaks, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
@@ -163,13 +165,15 @@ pub struct CallToolResult {
     /// `true` when the tool failed; the content then says why.
     #[serde(default)]
     pub is_error: bool,
-    /// `_meta`.
+    /// `_meta`. A [`SharedMap`]: the stateless revision's server identity,
+    /// the same on every result, is shared rather than copied into each.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Map<String, Value>>,
-    /// Other fields a peer sent, kept as they were (boxed: most results
-    /// have none, and the type stays small).
+    pub meta: Option<SharedMap>,
+    /// Other fields a peer sent, kept as they were (the stateless
+    /// revision's `resultType` among them). A [`SharedMap`]: no allocation
+    /// when empty, shared when every result carries the same.
     #[serde(flatten)]
-    pub extra: Box<Map<String, Value>>,
+    pub extra: SharedMap,
 }
 
 impl CallToolResult {
@@ -201,6 +205,12 @@ impl CallToolResult {
         self
     }
 
+    /// Sets `_meta` (a [`serde_json::Map`] or a [`SharedMap`]).
+    pub fn with_meta(mut self, meta: impl Into<SharedMap>) -> Self {
+        self.meta = Some(meta.into());
+        self
+    }
+
     /// The result as JSON with MCP's field names, consuming it (no copy of
     /// its text). `isError` is always present.
     pub fn into_value(self) -> Value {
@@ -214,9 +224,9 @@ impl CallToolResult {
         }
         map.insert("isError".into(), Value::Bool(self.is_error));
         if let Some(meta) = self.meta {
-            map.insert("_meta".into(), Value::Object(meta));
+            map.insert("_meta".into(), Value::Object(meta.into_map()));
         }
-        for (k, v) in *self.extra {
+        for (k, v) in self.extra.into_map() {
             map.entry(k).or_insert(v);
         }
         Value::Object(map)
@@ -302,6 +312,21 @@ mod tests {
         assert_eq!(v["isError"], true);
         assert_eq!(v["structuredContent"]["a"], 1);
         assert!(v.get("is_error").is_none());
+    }
+
+    #[test]
+    fn call_result_meta_is_a_map_to_read_and_write() {
+        let mut meta = Map::new();
+        meta.insert("k".into(), json!(1));
+        let mut r = CallToolResult::text("x").with_meta(meta);
+        let shared = r.clone();
+        r.meta.as_mut().unwrap().insert("l".into(), json!(2));
+        assert_eq!(shared.meta.as_deref().unwrap().len(), 1);
+        let v = r.into_value();
+        assert_eq!(v["_meta"], json!({"k": 1, "l": 2}));
+        let back: CallToolResult = serde_json::from_value(v).unwrap();
+        assert_eq!(back.meta.unwrap()["l"], 2);
+        assert!(back.extra.is_empty());
     }
 
     #[test]
