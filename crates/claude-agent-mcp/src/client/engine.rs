@@ -246,7 +246,8 @@ impl Inner {
             reason: "the request was abandoned",
         };
         let message = jsonrpc::request(&id, method, params);
-        let send = options.send;
+        let mut send = options.send;
+        send.others_in_flight = self.requests.ours_len() > 1;
         let sent = &mut guard.sent;
         let exchange = async move {
             *sent = true;

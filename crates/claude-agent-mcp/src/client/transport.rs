@@ -105,6 +105,12 @@ pub struct SendOptions {
     /// mirror tool arguments annotated with `x-mcp-header`. Only the HTTP
     /// transport sends them; the others ignore them.
     pub header_params: Vec<(String, String)>,
+    /// Other requests of the client are waiting for their answers, so more
+    /// messages may follow at once (their callers, woken by one read, send
+    /// their next requests together): a transport may hold this one back
+    /// briefly to send it with them (stdio writes them with one `write`).
+    /// When `false`, nothing else is waiting: send it at once.
+    pub others_in_flight: bool,
 }
 
 impl SendOptions {

@@ -40,8 +40,9 @@ const EXPLAIN_LINES: usize = 8;
 /// is kept as the text it arrived in and decoded once, into what the
 /// request wants ([`Inbox::deliver_text`](crate::client::Inbox::deliver_text)).
 ///
-/// Messages are written by the sending task itself (several concurrent
-/// requests share one `write`), and parsed straight from the read buffer;
+/// A message is written by the sending task itself, or, while other
+/// requests are in flight ([`SendOptions::others_in_flight`]), queued and
+/// written by a task together with those sent beside it (one `write`);
 /// at most [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
 /// wait for a server that does not read, after which sends wait.
 pub struct StdioTransport {
@@ -109,12 +110,12 @@ impl Transport for StdioTransport {
         Ok(())
     }
 
-    fn send(
-        &self,
-        message: Value,
-        _options: SendOptions,
-    ) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
+            if !options.others_in_flight {
+                // Nothing else is coming: at once.
+                return self.writer.send(&message).await.map_err(send_error);
+            }
             // Queued, and written by a task that runs once the tasks ready
             // now have run: requests made together (the answers of one
             // read wake their callers together) go out in one `write`, and
