@@ -108,7 +108,9 @@ impl McpClient {
         mut options: RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
         if self.inner.transport.mirrors_header_params() {
-            let params = self.header_params(name, &arguments).await?;
+            // Boxed: its future (it may list the tools) is larger than the
+            // rest of the call's, and would be copied into every call.
+            let params = Box::pin(self.header_params(name, &arguments)).await?;
             let mut send = SendOptions::new();
             for (k, v) in params {
                 send = send.header_param(k, v);
@@ -117,10 +119,10 @@ impl McpClient {
             options.send = send;
         }
         let params = json!({"name": name, "arguments": arguments});
-        let result = self
-            .send_request_with("tools/call", Some(params), options)
-            .await?;
-        decode("tools/call", result)
+        self.inner
+            .request_answer("tools/call", Some(params), options)
+            .await?
+            .decode("tools/call")
     }
 
     /// One page of `resources/list`.

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::answer::Answer;
 use super::deadline::{self, Limits, ProgressWatch};
 use super::error::response_outcome;
 use super::in_process::InProcessTransport;
@@ -25,7 +26,7 @@ use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
 
-type Reply = Result<Value, ClientError>;
+type Reply = Result<Answer, ClientError>;
 
 /// The most a message the client sends on its own may take.
 const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -186,6 +187,29 @@ impl Inner {
         params: Option<Value>,
         options: RequestOptions,
     ) -> Result<Value, ClientError> {
+        self.exchange(id, method, params, options)
+            .await?
+            .into_value()
+    }
+
+    /// [`request`](Self::request), with the result as it came (to be
+    /// decoded straight into a type: [`Answer::decode`]).
+    pub(crate) async fn request_answer(
+        self: &Arc<Self>,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Answer, ClientError> {
+        self.exchange(self.next_id(), method, params, options).await
+    }
+
+    async fn exchange(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Answer, ClientError> {
         if self.is_closed() {
             return Err(self.closed_error());
         }
@@ -222,7 +246,8 @@ impl Inner {
             reason: "the request was abandoned",
         };
         let message = jsonrpc::request(&id, method, params);
-        let send = options.send;
+        let mut send = options.send;
+        send.others_in_flight = self.requests.ours_len() > 1;
         let sent = &mut guard.sent;
         let exchange = async move {
             *sent = true;
@@ -343,6 +368,12 @@ impl Inner {
                     waiter.answer(Err(error));
                 }
             }
+            TransportEvent::Result { id, result } => {
+                match request_key(&id).and_then(|k| self.requests.complete_ours(&k)) {
+                    Some(waiter) => waiter.answer(Ok(Answer::Text(result))),
+                    None => tracing::debug!(%id, "MCP client: response to no waiting request"),
+                }
+            }
             TransportEvent::Message(Value::Object(map)) => self.on_message(map),
             TransportEvent::Message(Value::Array(batch)) => {
                 for message in batch {
@@ -367,7 +398,7 @@ impl Inner {
                 let key = id.as_ref().and_then(request_key);
                 let waiting = key.and_then(|k| self.requests.complete_ours(&k));
                 match waiting {
-                    Some(waiter) => waiter.answer(response_outcome(map)),
+                    Some(waiter) => waiter.answer(response_outcome(map).map(Answer::Value)),
                     None => tracing::debug!(?id, "MCP client: response to no waiting request"),
                 }
                 return;

@@ -48,6 +48,7 @@
 //! # }).unwrap();
 //! ```
 
+mod answer;
 mod api;
 mod deadline;
 mod engine;

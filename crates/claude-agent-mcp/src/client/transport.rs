@@ -5,8 +5,10 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::ClientError;
+use super::answer::response_text;
 
 /// Something that arrived from the server side of a transport.
 #[derive(Debug, Clone)]
@@ -21,6 +23,15 @@ pub enum TransportEvent {
         id: Value,
         /// Why.
         error: ClientError,
+    },
+    /// A successful response whose `result` is still the JSON text it
+    /// arrived in ([`Inbox::deliver_text`]): the client decodes it once,
+    /// straight into the type the request wants.
+    Result {
+        /// The request's id.
+        id: Value,
+        /// The text of the response's `result`.
+        result: Box<RawValue>,
     },
     /// The transport ended (the child exited, the stream closed); the reason.
     /// Requests still waiting fail with [`ClientError::Closed`].
@@ -50,6 +61,25 @@ impl Inbox {
         (self.sink)(TransportEvent::Message(message));
     }
 
+    /// Delivers one JSON-RPC message given as its JSON text (an NDJSON
+    /// line, say): what [`deliver`](Self::deliver) of the parsed value
+    /// does, for less. A successful response's `result` is not parsed
+    /// here but kept as text, and decoded once, into the type the request
+    /// wants (a [`CallToolResult`](crate::types::CallToolResult), say);
+    /// anything else is parsed into a [`Value`] and delivered. Text that
+    /// is not JSON is the parser's error, and nothing is delivered.
+    pub fn deliver_text(&self, text: &[u8]) -> Result<(), serde_json::Error> {
+        if let Some((id, result)) = response_text(text) {
+            (self.sink)(TransportEvent::Result {
+                id: id.into(),
+                result,
+            });
+            return Ok(());
+        }
+        self.deliver(serde_json::from_slice(text)?);
+        Ok(())
+    }
+
     /// Fails the request with this id (its response was unusable).
     pub fn fail(&self, id: Value, error: ClientError) {
         (self.sink)(TransportEvent::Failed { id, error });
@@ -75,6 +105,12 @@ pub struct SendOptions {
     /// mirror tool arguments annotated with `x-mcp-header`. Only the HTTP
     /// transport sends them; the others ignore them.
     pub header_params: Vec<(String, String)>,
+    /// Other requests of the client are waiting for their answers, so more
+    /// messages may follow at once (their callers, woken by one read, send
+    /// their next requests together): a transport may hold this one back
+    /// briefly to send it with them (stdio writes them with one `write`).
+    /// When `false`, nothing else is waiting: send it at once.
+    pub others_in_flight: bool,
 }
 
 impl SendOptions {

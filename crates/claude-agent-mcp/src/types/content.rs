@@ -1,6 +1,6 @@
 //! Content blocks: what a tool result (or a prompt message) is made of.
 
-use serde::de::Error as _;
+use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -376,7 +376,124 @@ impl Serialize for Content {
 
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Content::from_value(Value::deserialize(d)?).map_err(D::Error::custom)
+        d.deserialize_any(BlockVisitor)
+    }
+}
+
+const NOT_AN_OBJECT: &str = "a content block must be a JSON object";
+
+/// Decodes one block as [`Content::from_value`] does, without the
+/// [`Value`] in between for the usual block (a text block whose `type`
+/// comes first, as peers write it: the client decodes one per tool call).
+/// Any other block is read into a [`Value`] and goes through
+/// `from_value`. A text block naming its `type` twice is an error.
+struct BlockVisitor;
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = Content;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(NOT_AN_OBJECT)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
+        let first = map.next_key::<String>()?;
+        let first_value = match first {
+            Some(_) => map.next_value::<Value>()?,
+            None => Value::Null,
+        };
+        if first.as_deref() == Some("type") && first_value.as_str() == Some("text") {
+            let (mut text, mut annotations, mut meta) = (None, None, None);
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "text" => text = Some(map.next_value::<Value>()?),
+                    "annotations" => annotations = Some(map.next_value::<Value>()?),
+                    "_meta" => meta = Some(map.next_value::<Value>()?),
+                    "type" => return Err(A::Error::duplicate_field("type")),
+                    _ => drop(map.next_value::<IgnoredAny>()?),
+                }
+            }
+            let object = |v: Option<Value>| match v {
+                Some(Value::Object(o)) => Some(o),
+                _ => None,
+            };
+            return match text {
+                Some(Value::String(text)) => Ok(Content::Text {
+                    text,
+                    annotations: object(annotations),
+                    meta: object(meta),
+                }),
+                Some(other) => Err(A::Error::custom(format!(
+                    "text block: \"text\" must be a string, not {}",
+                    json_type_name(&other)
+                ))),
+                None => Err(A::Error::custom("text block: missing \"text\"")),
+            };
+        }
+        let mut object = Map::new();
+        if let Some(first) = first {
+            object.insert(first, first_value);
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value()?;
+            object.insert(key, value);
+        }
+        Content::from_value(Value::Object(object)).map_err(A::Error::custom)
+    }
+
+    // Not an object: what `from_value` says of it.
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<Content, E> {
+        Err(E::custom(NOT_AN_OBJECT))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Content, A::Error> {
+        Err(A::Error::custom(NOT_AN_OBJECT))
+    }
+}
+
+/// Decodes a list of blocks into a vector that starts with room for one
+/// (serde's own starts with room for four, a kilobyte of `Content`, which
+/// costs the allocator more than the usual single block).
+pub(crate) struct Blocks;
+
+impl<'de> DeserializeSeed<'de> for Blocks {
+    type Value = Vec<Content>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Content>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Blocks {
+    type Value = Vec<Content>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Content>, A::Error> {
+        let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(1).clamp(1, 64));
+        while let Some(block) = seq.next_element()? {
+            blocks.push(block);
+        }
+        Ok(blocks)
     }
 }
 
@@ -410,6 +527,51 @@ mod tests {
         let parsed: Vec<Content> = serde_json::from_value(blocks.clone()).unwrap();
         assert!(matches!(parsed[5], Content::Unknown(_)));
         assert_eq!(serde_json::to_value(&parsed).unwrap(), blocks);
+    }
+
+    #[test]
+    fn blocks_decode_from_text_as_from_values() {
+        let text = r#"[{"type":"text","text":"hi","annotations":{"priority":1},"_meta":5,"x":[1]},
+            {"text":"late type","type":"text"},
+            {"type":"image","data":"AAAA","mimeType":"image/png"},
+            {"type":"future_block","b":1,"a":2},
+            {"type":"text","text":"twice","text":"last"}]"#;
+        let value: Value = serde_json::from_str(text).unwrap();
+        let expected: Vec<Content> = value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| Content::from_value(v.clone()).unwrap())
+            .collect();
+        let parsed: Vec<Content> = serde_json::from_str(text).unwrap();
+        assert_eq!(parsed, expected);
+        assert_eq!(parsed[4].as_text(), Some("last"));
+        let Content::Unknown(unknown) = &parsed[3] else {
+            panic!()
+        };
+        assert_eq!(
+            unknown.to_string(),
+            r#"{"type":"future_block","b":1,"a":2}"#
+        );
+        for (bad, why) in [
+            (
+                r#"{"type":"text","text":42}"#,
+                "\"text\" must be a string, not a number",
+            ),
+            (r#"{"type":"text"}"#, "missing \"text\""),
+            (
+                r#"{"type":"text","text":"a","type":"image"}"#,
+                "duplicate field",
+            ),
+            (r#"[1]"#, "must be a JSON object"),
+            (r#"null"#, "must be a JSON object"),
+            (r#"{}"#, "needs a string \"type\""),
+        ] {
+            let err = serde_json::from_str::<Content>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
     }
 
     #[test]

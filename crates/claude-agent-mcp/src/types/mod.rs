@@ -152,7 +152,10 @@ pub struct ToolInfo {
 }
 
 /// The result of `tools/call`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// Decoded by hand (what `#[serde(flatten)]` would do, without buffering
+/// every field first): the client decodes one per call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CallToolResult {
@@ -174,6 +177,86 @@ pub struct CallToolResult {
     /// when empty, shared when every result carries the same.
     #[serde(flatten)]
     pub extra: SharedMap,
+}
+
+impl<'de> Deserialize<'de> for CallToolResult {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+
+        /// A key: one of the fields, or another kept in `extra`.
+        enum Key {
+            Content,
+            StructuredContent,
+            IsError,
+            Meta,
+            Other(String),
+        }
+        impl<'de> Deserialize<'de> for Key {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct KeyVisitor;
+                impl Visitor<'_> for KeyVisitor {
+                    type Value = Key;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a field name")
+                    }
+                    fn visit_str<E: Error>(self, key: &str) -> Result<Key, E> {
+                        Ok(match key {
+                            "content" => Key::Content,
+                            "structuredContent" => Key::StructuredContent,
+                            "isError" => Key::IsError,
+                            "_meta" => Key::Meta,
+                            other => Key::Other(other.to_owned()),
+                        })
+                    }
+                }
+                d.deserialize_identifier(KeyVisitor)
+            }
+        }
+
+        struct ResultVisitor;
+        impl<'de> Visitor<'de> for ResultVisitor {
+            type Value = CallToolResult;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a tools/call result (an object)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CallToolResult, A::Error> {
+                let mut result = CallToolResult::default();
+                let mut seen = [false; 4];
+                let mut first = |i: usize, name: &'static str| {
+                    if std::mem::replace(&mut seen[i], true) {
+                        Err(A::Error::duplicate_field(name))
+                    } else {
+                        Ok(())
+                    }
+                };
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Content => {
+                            first(0, "content")?;
+                            result.content = map.next_value_seed(content::Blocks)?;
+                        }
+                        Key::StructuredContent => {
+                            first(1, "structuredContent")?;
+                            result.structured_content = map.next_value()?;
+                        }
+                        Key::IsError => {
+                            first(2, "isError")?;
+                            result.is_error = map.next_value()?;
+                        }
+                        Key::Meta => {
+                            first(3, "_meta")?;
+                            result.meta = map.next_value()?;
+                        }
+                        Key::Other(key) => {
+                            result.extra.insert(key, map.next_value()?);
+                        }
+                    }
+                }
+                Ok(result)
+            }
+        }
+        d.deserialize_map(ResultVisitor)
+    }
 }
 
 impl CallToolResult {

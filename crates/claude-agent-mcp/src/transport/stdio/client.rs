@@ -12,8 +12,8 @@ use tokio::process::{ChildStdin, ChildStdout};
 
 use super::StdioOptions;
 use crate::client::{ClientError, Inbox, SendOptions, Transport};
-use crate::transport::lines::{Line, LineReader, LineWriter, Parsed, SendError, id_from_head};
-use crate::transport::lines::{parse_line, preview};
+use crate::transport::lines::preview;
+use crate::transport::lines::{Line, LineReader, LineWriter, SendError, id_from_head};
 use crate::transport::process::{self, DRAIN_AFTER_EXIT, Process, ProcessGroup, ProcessWatch};
 
 /// How long, after stdout ended, the reader waits for the exit status and
@@ -36,10 +36,13 @@ const EXPLAIN_LINES: usize = 8;
 /// [`ClientError::Closed`] saying how it exited (and what its stderr last
 /// said), and so does every later request. stderr is drained to `tracing`
 /// and to an optional callback. Non-JSON stdout lines (invalid UTF-8
-/// included) are skipped with a warning.
+/// included) are skipped with a warning. A successful response's result
+/// is kept as the text it arrived in and decoded once, into what the
+/// request wants ([`Inbox::deliver_text`](crate::client::Inbox::deliver_text)).
 ///
-/// Messages are written by the sending task itself (several concurrent
-/// requests share one `write`), and parsed straight from the read buffer;
+/// A message is written by the sending task itself, or, while other
+/// requests are in flight ([`SendOptions::others_in_flight`]), queued and
+/// written by a task together with those sent beside it (one `write`);
 /// at most [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
 /// wait for a server that does not read, after which sends wait.
 pub struct StdioTransport {
@@ -107,12 +110,23 @@ impl Transport for StdioTransport {
         Ok(())
     }
 
-    fn send(
-        &self,
-        message: Value,
-        _options: SendOptions,
-    ) -> BoxFuture<'_, Result<(), ClientError>> {
-        Box::pin(async move { self.writer.send(&message).await.map_err(send_error) })
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if !options.others_in_flight {
+                // Nothing else is coming: at once.
+                return self.writer.send(&message).await.map_err(send_error);
+            }
+            // Queued, and written by a task that runs once the tasks ready
+            // now have run: requests made together (the answers of one
+            // read wake their callers together) go out in one `write`, and
+            // the server reads them at once. Waits only when the buffer is
+            // full.
+            match self.writer.try_send(&message) {
+                Err(SendError::Full) => self.writer.send(&message).await,
+                queued => queued,
+            }
+            .map_err(send_error)
+        })
     }
 
     fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
@@ -146,21 +160,18 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
     let mut unparsed_at_end = None;
     let end = loop {
         let line = tokio::select! {
+            biased;
             line = lines.next_line() => line,
             () = &mut gone => break End::HeldOpen,
         };
         match line {
             Ok(Some(Line::Text(line))) => {
-                let error = match parse_line::<Value>(line) {
-                    Parsed::Blank => continue,
-                    Parsed::Value(message) => {
-                        inbox.deliver(message);
-                        continue;
-                    }
-                    Parsed::Invalid(e) => {
-                        e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string())
-                    }
-                    Parsed::Mismatch(e) => e.to_string(),
+                let text = line.trim_ascii();
+                if text.is_empty() {
+                    continue;
+                }
+                let Err(error) = inbox.deliver_text(text) else {
+                    continue;
                 };
                 let len = line.len();
                 tracing::warn!(
