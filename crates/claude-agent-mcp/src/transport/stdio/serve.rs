@@ -34,6 +34,12 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// request's id when its first bytes show it). Returns once stdin is closed
 /// and every request answered.
 ///
+/// When stdin and stdout are both pipes (a client spawned the server), they
+/// are read and written through Tokio's reactor, in non-blocking mode while
+/// serving (set back to blocking after): no thread hand-off per line, as
+/// `tokio::io::stdin()`/`stdout()` make. Anything else (a file, a
+/// terminal) is served through those.
+///
 /// ```no_run
 /// use claude_agent_mcp::{Server, server::serve_stdio};
 ///
@@ -43,8 +49,15 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// }
 /// ```
 pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((input, output, _restore)) = pipes::stdio() {
+        return serve_lines(Arc::new(handler), input, output).await;
+    }
     serve_lines(Arc::new(handler), tokio::io::stdin(), tokio::io::stdout()).await
 }
+
+#[cfg(unix)]
+mod pipes;
 
 /// [`serve_stdio`] over any reader and writer.
 ///
