@@ -38,7 +38,9 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// are read and written through Tokio's reactor, in non-blocking mode while
 /// serving (set back to blocking after): no thread hand-off per line, as
 /// `tokio::io::stdin()`/`stdout()` make. Anything else (a file, a
-/// terminal) is served through those.
+/// terminal) is served through those. So the runtime needs its IO driver
+/// as well as its timers (for tool timeouts): `#[tokio::main]`, or a
+/// builder with `enable_all()`.
 ///
 /// ```no_run
 /// use claude_agent_mcp::{Server, server::serve_stdio};
