@@ -9,6 +9,7 @@ use futures::future::Either;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+use super::answer::Answer;
 use super::options::RequestOptions;
 use super::transport::SendOptions;
 use super::{ClientError, McpClient, headers};
@@ -23,8 +24,7 @@ use crate::types::{
 pub const MAX_PAGES: usize = 10_000;
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
-    serde_json::from_value(value)
-        .map_err(|e| ClientError::InvalidResponse(format!("{method}: unusable result: {e}")))
+    Answer::Value(value).decode(method)
 }
 
 fn cursor_params(cursor: Option<&str>) -> Option<Value> {
