@@ -46,7 +46,7 @@ require() {
 # CLAUDE_AGENT_TEST_CLI with its path.
 ensure_cli() {
     local path
-    path="$(cargo run -q -p claude-agent-devtools --bin install-cli)"
+    path="$("$REPO_ROOT/scripts/install-cli")"
     if [[ -z "$path" || ! -x "$path" ]]; then
         echo "error: install-cli printed no usable path: '$path'" >&2
         return 1

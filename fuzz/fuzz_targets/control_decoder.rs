@@ -12,8 +12,8 @@ mod json_gen;
 mod words;
 
 use arbitrary::Unstructured;
-use claude_agent::message::{ContentBlock, Delta, Message, SystemMessage};
-use claude_agent::protocol::{
+use claude_code_agent::message::{ContentBlock, Delta, Message, SystemMessage};
+use claude_code_agent::protocol::{
     CliRequest, ControlResponseBody, HookInput, Incoming, McpServerConfig, PermissionResult,
     SdkRequest,
 };

@@ -1,4 +1,4 @@
-//! `claude_agent_mcp::Server::handle` of a server with typed and raw tools,
+//! `claude_code_agent_mcp::Server::handle` of a server with typed and raw tools,
 //! on a batch of arbitrary JSON-RPC-like messages handled concurrently on one
 //! session (so `notifications/cancelled` races the calls it names), under
 //! Tokio's paused clock (sleeps and timeouts cost nothing).
@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::Duration;
 
 use arbitrary::{Result, Unstructured};
-use claude_agent_mcp::{
+use claude_code_agent_mcp::{
     CallToolResult, IntoToolResult, Json, RawResult, RequestContext, Server, Session, Tool,
     ToolContext,
 };
@@ -166,7 +166,7 @@ async fn ctx_tool(v: Value, ctx: ToolContext) -> String {
     let n = v["n"].as_u64().unwrap_or(0);
     for i in 0..n.min(4) {
         ctx.progress(i as f64, Some(4.0), Some("step"));
-        ctx.log(claude_agent_mcp::LogLevel::Info, v.clone());
+        ctx.log(claude_code_agent_mcp::LogLevel::Info, v.clone());
         tokio::select! {
             () = ctx.cancelled() => return "cancelled".into(),
             () = tokio::time::sleep(Duration::from_millis(3)) => {}

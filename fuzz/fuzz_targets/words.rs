@@ -1,5 +1,5 @@
 /// Field names, tags and enum values of the message and protocol types
-/// (from `crates/claude-agent/src/{message,protocol}`).
+/// (from `crates/claude-code-agent/src/{message,protocol}`).
 pub const WORDS: &[&str] = &[
     "2.0",
     "Notification",

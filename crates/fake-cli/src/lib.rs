@@ -57,7 +57,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The version the fake CLI claims: the testkit's pinned one.
-pub use claude_agent_testkit::PINNED_CLI_VERSION as CLI_VERSION;
+pub use claude_code_agent_testkit::PINNED_CLI_VERSION as CLI_VERSION;
 
 /// The environment variable naming the scenario.
 pub const SCENARIO_ENV: &str = "FAKE_CLAUDE_SCENARIO";
@@ -104,8 +104,15 @@ fn build_bin(name: &str) -> std::io::Result<PathBuf> {
     let release = profile_dir.file_name().and_then(|n| n.to_str()) == Some("release");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "-q", "-p", "claude-agent-fake-cli", "--bin", name])
-        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.args([
+        "build",
+        "-q",
+        "-p",
+        "claude-code-agent-fake-cli",
+        "--bin",
+        name,
+    ])
+    .current_dir(env!("CARGO_MANIFEST_DIR"));
     if release {
         cmd.arg("--release");
     }

@@ -2,12 +2,12 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak|add]
+//! cargo run --release -p claude-code-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak|add]
 //! ```
 //! (`add`: only the calculator's `add` in process, serially, `BENCH_CALLS`
 //! times — the loop to profile the in-process path with.)
 //! (`stdio` needs the `stdio_server` example built in the same profile:
-//! `cargo build --release -p claude-agent-mcp --example stdio_server`.)
+//! `cargo build --release -p claude-code-agent-mcp --example stdio_server`.)
 //!
 //! `bench` is the client benchmark of `scripts/bench`, run the same way as
 //! the other clients (`bench/mcp_client.py`, `bench/rmcp-client`): in-process
@@ -30,16 +30,16 @@
 //! soak: done calls=1000000 seconds=61.0 calls_per_s=16393
 //! ```
 
-#[path = "../../../claude-agent-mcp/tests/support/calc.rs"]
+#[path = "../../../claude-code-agent-mcp/tests/support/calc.rs"]
 mod calc;
 
 use std::time::{Duration, Instant};
 
-use claude_agent_mcp::client::{
+use claude_code_agent_mcp::client::{
     ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
     StdioTransport,
 };
-use claude_agent_mcp::{Handler, RequestContext};
+use claude_code_agent_mcp::{Handler, RequestContext};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -67,14 +67,14 @@ impl Handler for Trivial {
                 }
                 _ => json!({}),
             };
-            Some(claude_agent_mcp::jsonrpc::response(&id, result))
+            Some(claude_code_agent_mcp::jsonrpc::response(&id, result))
         })
     }
 }
 
 async fn in_process() {
     let client = McpClient::connect(
-        claude_agent_mcp::client::InProcessTransport::new(Trivial),
+        claude_code_agent_mcp::client::InProcessTransport::new(Trivial),
         ClientOptions::new("bench", "1").handshake(HandshakeMode::Initialize),
     )
     .await

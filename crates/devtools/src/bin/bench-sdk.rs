@@ -5,7 +5,7 @@
 //! ```text
 //! FAKE_CLAUDE_PATH=target/release/fake-claude FAKE_CLAUDE_SCENARIO=bench \
 //! FAKE_CLAUDE_PARAMS='{"report":"/tmp/r.json"}' \
-//!   cargo run --release -p claude-agent-devtools --bin bench-sdk
+//!   cargo run --release -p claude-code-agent-devtools --bin bench-sdk
 //! ```
 //!
 //! The topology is the real one: this process spawns the (fake) CLI, which
@@ -19,8 +19,8 @@
 //! `{"query_ns": …, "first_message_ns": …}` — as the other SDKs' benchmark
 //! programs do (`bench/python_sdk.py`, `bench/ts_sdk.mjs`).
 
-use claude_agent::mcp::{Server, Tool};
-use claude_agent::{Message, Options, query};
+use claude_code_agent::mcp::{Server, Tool};
+use claude_code_agent::{Message, Options, query};
 use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use claude_agent_mcp::client::{
+use claude_code_agent_mcp::client::{
     ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
 use serde_json::{Map, Value, json};
@@ -37,10 +37,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next_back()
         .ok_or("usage: conformance-client <server-url>")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
-    let options = ClientOptions::new("claude-agent-mcp-conformance", env!("CARGO_PKG_VERSION"))
-        .handshake(HandshakeMode::Initialize)
-        .request_timeout(Duration::from_secs(20))
-        .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
+    let options = ClientOptions::new(
+        "claude-code-agent-mcp-conformance",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .handshake(HandshakeMode::Initialize)
+    .request_timeout(Duration::from_secs(20))
+    .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
     let transport = HttpTransport::new(HttpOptions::new(&url))?;
     let client = McpClient::connect(transport, options).await?;
     eprintln!(

@@ -17,7 +17,7 @@
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use claude_agent_testkit::mock_api::{Block, MockModel, Turn};
+use claude_code_agent_testkit::mock_api::{Block, MockModel, Turn};
 use serde_json::{Value, json};
 
 fn turn_of(v: &Value) -> Turn {

@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use claude_agent_fake_cli::CLI_VERSION;
+use claude_code_agent_fake_cli::CLI_VERSION;
 
 fn command_output(cmd: &str, args: &[&str]) -> String {
     Command::new(cmd)
@@ -53,7 +53,7 @@ pub fn machine() -> Vec<(String, String)> {
         ("load average at start".into(), load_average()),
         ("rustc".into(), command_output("rustc", &["-V"])),
         (
-            "claude-agent".into(),
+            "claude-code-agent".into(),
             format!(
                 "{} (commit {})",
                 env!("CARGO_PKG_VERSION"),

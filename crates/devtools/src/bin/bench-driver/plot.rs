@@ -3,7 +3,7 @@
 use std::path::Path;
 
 #[cfg(feature = "plot")]
-use claude_agent_fake_cli::report::PhaseReport;
+use claude_code_agent_fake_cli::report::PhaseReport;
 
 use crate::args::Subject;
 use crate::run::Rep;

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use claude_agent_fake_cli::report::BenchReport;
-use claude_agent_fake_cli::{PARAMS_ENV, RESPONDER_ENV, SCENARIO_ENV};
+use claude_code_agent_fake_cli::report::BenchReport;
+use claude_code_agent_fake_cli::{PARAMS_ENV, RESPONDER_ENV, SCENARIO_ENV};
 use serde_json::json;
 
 use crate::args::{Args, Subject};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-use claude_agent_fake_cli::report::PhaseReport;
+use claude_code_agent_fake_cli::report::PhaseReport;
 use serde_json::Value;
 
 use crate::args::Args;

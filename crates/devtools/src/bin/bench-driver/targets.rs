@@ -2,7 +2,7 @@
 //! judged on this run's figures only: the SDK against the echo floor, our
 //! client against rmcp, our HTTP server against the others.
 
-use claude_agent_fake_cli::report::PhaseReport;
+use claude_code_agent_fake_cli::report::PhaseReport;
 
 use crate::args::Args;
 use crate::clients::ClientBench;

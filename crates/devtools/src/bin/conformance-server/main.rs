@@ -3,7 +3,7 @@
 //! scenarios call, served over Streamable HTTP at `http://127.0.0.1:PORT/mcp`.
 //!
 //! ```text
-//! cargo run -p claude-agent-devtools --bin conformance-server -- 3102
+//! cargo run -p claude-code-agent-devtools --bin conformance-server -- 3102
 //! npx @modelcontextprotocol/conformance server --url http://127.0.0.1:3102/mcp --suite all
 //! ```
 //!
@@ -12,13 +12,13 @@
 mod round_trips;
 mod tools;
 
-use claude_agent_mcp::http_server::serve_http;
-use claude_agent_mcp::server::{
+use claude_code_agent_mcp::http_server::serve_http;
+use claude_code_agent_mcp::server::{
     CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest, ResourceTemplate,
     prompt_user,
 };
-use claude_agent_mcp::types::ResourceContents;
-use claude_agent_mcp::{Content, Server};
+use claude_code_agent_mcp::types::ResourceContents;
+use claude_code_agent_mcp::{Content, Server};
 use serde_json::json;
 
 use round_trips::Conformance;

@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use claude_agent_mcp::Server;
-use claude_agent_mcp::jsonrpc::{self, ErrorObject};
-use claude_agent_mcp::server::stateless::{SERVER_INFO_META, missing_client_capability};
-use claude_agent_mcp::server::{Handler, RequestContext};
+use claude_code_agent_mcp::Server;
+use claude_code_agent_mcp::jsonrpc::{self, ErrorObject};
+use claude_code_agent_mcp::server::stateless::{SERVER_INFO_META, missing_client_capability};
+use claude_code_agent_mcp::server::{Handler, RequestContext};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
@@ -296,7 +296,7 @@ impl Handler for Conformance {
         Box::pin(self.server.handle(message, ctx))
     }
 
-    fn tool_info(&self, name: &str) -> Option<claude_agent_mcp::types::ToolInfo> {
+    fn tool_info(&self, name: &str) -> Option<claude_code_agent_mcp::types::ToolInfo> {
         self.server.tool_info(name)
     }
 }

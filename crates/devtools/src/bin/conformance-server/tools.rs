@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use claude_agent_mcp::server::{Prompt, PromptRequest, prompt_user};
-use claude_agent_mcp::types::ResourceContents;
-use claude_agent_mcp::{CallToolResult, Content, LogLevel, Server, Tool, ToolContext};
+use claude_code_agent_mcp::server::{Prompt, PromptRequest, prompt_user};
+use claude_code_agent_mcp::types::ResourceContents;
+use claude_code_agent_mcp::{CallToolResult, Content, LogLevel, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
 use crate::round_trips::INTERCEPTED_TOOLS;

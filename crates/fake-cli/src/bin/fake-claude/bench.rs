@@ -23,7 +23,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use claude_agent_fake_cli::report::{BenchReport, PhaseReport, Stats};
+use claude_code_agent_fake_cli::report::{BenchReport, PhaseReport, Stats};
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use claude_agent_fake_cli::{CLI_VERSION, PARAMS_ENV, RESPONDER_ENV, SCENARIO_ENV};
+use claude_code_agent_fake_cli::{CLI_VERSION, PARAMS_ENV, RESPONDER_ENV, SCENARIO_ENV};
 use peer::Peer;
 
 fn main() {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use claude_agent_fake_cli::CLI_VERSION;
+use claude_code_agent_fake_cli::CLI_VERSION;
 
 use super::io::{LineReader, Out};
 

@@ -5,7 +5,7 @@
 use std::io;
 use std::time::Duration;
 
-use claude_agent_fake_cli::CLI_VERSION;
+use claude_code_agent_fake_cli::CLI_VERSION;
 use serde_json::{Value, json};
 
 use super::{Peer, Response};

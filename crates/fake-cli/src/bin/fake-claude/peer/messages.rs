@@ -3,7 +3,7 @@
 
 use std::io;
 
-use claude_agent_fake_cli::CLI_VERSION;
+use claude_code_agent_fake_cli::CLI_VERSION;
 use serde_json::{Value, json};
 
 use super::{Peer, normalize};

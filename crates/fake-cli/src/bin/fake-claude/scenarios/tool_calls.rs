@@ -237,7 +237,7 @@ pub(super) fn tool_calls(peer: &mut Peer, turn: u64) -> Step {
     }
     if let Some(path) = p.get("report").and_then(Value::as_str) {
         let mut ns = latencies.clone();
-        let stats = claude_agent_fake_cli::report::Stats::from_ns(&mut ns);
+        let stats = claude_code_agent_fake_cli::report::Stats::from_ns(&mut ns);
         std::fs::write(
             path,
             serde_json::to_vec_pretty(&json!({"latencies_ns": latencies, "p50_us": stats.p50_us,

@@ -1,0 +1,256 @@
+//! The MCP client: a [`McpClient`] over any [`Transport`].
+//!
+//! * [`InProcessTransport`] calls a [`Handler`](crate::Handler) (our
+//!   [`Server`](crate::Server) or your own type) directly, with no
+//!   serialization;
+//! * [`StdioTransport`] spawns a server process and speaks NDJSON over its
+//!   stdin/stdout;
+//! * [`HttpTransport`] (feature `http-client`, on by default) speaks Streamable HTTP.
+//!
+//! The client does the handshake (`server/discover` for servers of the
+//! 2026-07-28 revision, else `initialize` + `notifications/initialized`),
+//! correlates responses with requests, applies a timeout to each request
+//! (one that progress restarts, up to a cap, when asked:
+//! [`RequestOptions::reset_timeout_on_progress`]), sends
+//! `notifications/cancelled` for a request whose future is dropped, answers
+//! the server's own requests (`ping`; `sampling/createMessage`,
+//! `elicitation/create` and `roots/list` through handlers you install,
+//! otherwise -32601), and hands the server's notifications to a callback and
+//! to [`McpClient::notifications`] streams. With a server of the stateless
+//! revision, [`McpClient::listen`] opens a `subscriptions/listen` stream.
+//!
+//! The guide `docs/mcp-client.md` in the repository walks through all of it.
+//!
+//! Errors: see [`ClientError`] — a server's JSON-RPC error is always
+//! distinguishable from a failure on this side.
+//!
+//! ```
+//! use claude_code_agent_mcp::client::McpClient;
+//! use claude_code_agent_mcp::{Server, Tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: f64, b: f64 }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let server = Server::builder("calc", "1.0.0")
+//!     .tool(Tool::new("add", "Add two numbers", |x: Add| async move { x.a + x.b }))
+//!     .build();
+//! let client = McpClient::in_process(server).await?;
+//! assert_eq!(client.server_info().unwrap().name, "calc");
+//!
+//! let result = client.call_tool("add", json!({"a": 2, "b": 3})).await?;
+//! assert_eq!(result.text_content(), "5");
+//!
+//! let err = client.send_request("nope/nope", None).await.unwrap_err();
+//! assert_eq!(err.code(), Some(-32601));
+//! # Ok::<(), claude_code_agent_mcp::client::ClientError>(())
+//! # }).unwrap();
+//! ```
+
+mod answer;
+mod api;
+mod deadline;
+mod engine;
+mod error;
+mod handshake;
+pub mod headers;
+#[cfg(feature = "http-client")]
+pub mod http;
+mod in_process;
+mod notify;
+mod options;
+mod subscription;
+mod transport;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
+/// The stdio transport lives in [`crate::transport`]; kept here too.
+pub use crate::transport::{StdioOptions, StdioTransport};
+pub use error::{ClientError, response_outcome};
+#[cfg(feature = "http-client")]
+pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
+pub use in_process::InProcessTransport;
+pub use notify::{NotificationStream, ServerNotification};
+pub use options::{
+    ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
+    NotificationHandler, RequestHandler, RequestOptions,
+};
+pub use subscription::Subscription;
+pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
+
+use crate::types::Implementation;
+use engine::Inner;
+pub use engine::NOTIFICATION_BUFFER;
+
+/// What the handshake learned about the server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerState {
+    /// The negotiated protocol revision.
+    pub protocol_version: String,
+    /// The server's name and version (`server/discover` may not say).
+    pub server_info: Option<Implementation>,
+    /// What the server offers.
+    pub capabilities: Map<String, Value>,
+    /// How to use this server, if it said.
+    pub instructions: Option<String>,
+    /// Whether the stateless revision (2026-07-28) is in use.
+    pub stateless: bool,
+}
+
+/// An MCP client connected to one server. Cheap to clone; clones share the
+/// connection. Dropping the last clone drops the transport (a stdio child
+/// is killed); [`close`](Self::close) shuts down gracefully.
+#[derive(Clone)]
+pub struct McpClient {
+    inner: Arc<Inner>,
+}
+
+impl McpClient {
+    /// Connects over `transport` and performs the handshake.
+    pub async fn connect(
+        transport: impl Transport,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        // In process to our Server, tool calls skip JSON-RPC.
+        let direct = (&transport as &dyn std::any::Any)
+            .downcast_ref::<InProcessTransport>()
+            .filter(|t| t.is_direct())
+            .cloned();
+        Self::start(Arc::new(transport), options, direct).await
+    }
+
+    /// [`connect`](Self::connect) with a shared transport.
+    pub async fn connect_arc(
+        transport: Arc<dyn Transport>,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        Self::start(transport, options, None).await
+    }
+
+    async fn start(
+        transport: Arc<dyn Transport>,
+        options: ClientOptions,
+        direct: Option<InProcessTransport>,
+    ) -> Result<Self, ClientError> {
+        let inner = Inner::start(transport, options, direct)?;
+        let state = match handshake::handshake(&inner).await {
+            Ok(state) => state,
+            Err(e) => {
+                let _ = inner.transport.close().await;
+                inner.shut("the handshake failed");
+                return Err(e);
+            }
+        };
+        let _ = inner.server.set(state);
+        Ok(Self { inner })
+    }
+
+    /// Connects in process to `handler` (a [`Server`](crate::Server) or any
+    /// [`Handler`](crate::Handler)), with default options.
+    pub async fn in_process(handler: impl crate::Handler) -> Result<Self, ClientError> {
+        Self::connect(
+            InProcessTransport::new(handler),
+            ClientOptions::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        )
+        .await
+    }
+
+    /// What the handshake learned.
+    pub fn server_state(&self) -> &ServerState {
+        self.inner
+            .server
+            .get()
+            .expect("a connected client has done its handshake")
+    }
+
+    /// The server's name and version (absent when `server/discover` did not say).
+    pub fn server_info(&self) -> Option<&Implementation> {
+        self.server_state().server_info.as_ref()
+    }
+
+    /// The server's capabilities.
+    pub fn server_capabilities(&self) -> &Map<String, Value> {
+        &self.server_state().capabilities
+    }
+
+    /// The negotiated protocol revision.
+    pub fn protocol_version(&self) -> &str {
+        &self.server_state().protocol_version
+    }
+
+    /// The server's instructions, if any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.server_state().instructions.as_deref()
+    }
+
+    /// The capabilities this client declared.
+    pub fn client_capabilities(&self) -> &Value {
+        &self.inner.capabilities
+    }
+
+    /// Whether the transport can still carry messages and the client is not closed.
+    pub fn is_alive(&self) -> bool {
+        !self.inner.is_closed() && self.inner.transport.is_alive()
+    }
+
+    /// A stream of every notification the server sends from now on.
+    pub fn notifications(&self) -> NotificationStream {
+        NotificationStream::new(self.inner.subscribe())
+    }
+
+    /// Closes the transport (a stdio child is shut down, an HTTP session
+    /// deleted); requests still waiting fail with [`ClientError::Closed`].
+    pub async fn close(&self) -> Result<(), ClientError> {
+        let result = self.inner.transport.close().await;
+        self.inner.shut("the client was closed");
+        result
+    }
+
+    /// Sends a request and returns its `result`.
+    ///
+    /// Dropping the returned future before it completes sends
+    /// `notifications/cancelled` for the request.
+    pub async fn send_request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<Value, ClientError> {
+        self.inner
+            .request(method, params, RequestOptions::new())
+            .await
+    }
+
+    /// [`send_request`](Self::send_request) with options (timeout, `_meta`, …).
+    pub async fn send_request_with(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
+        self.inner.request(method, params, options).await
+    }
+
+    /// Sends a notification; fails with [`ClientError::Timeout`] if the
+    /// transport cannot deliver it within the client's request timeout.
+    pub async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<Value>,
+    ) -> Result<(), ClientError> {
+        self.inner.notify(method, params).await
+    }
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("server", &self.inner.server.get())
+            .field("alive", &self.is_alive())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,206 @@
+//! [`StreamableHttpConfig`]: the endpoint, its security checks and limits.
+
+use std::time::Duration;
+
+/// When a request is answered with an SSE stream instead of one JSON body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ResponseMode {
+    /// SSE for `tools/call` (so its progress and log notifications, and its
+    /// requests to the client, travel before the result); JSON otherwise.
+    #[default]
+    Auto,
+    /// Always one JSON body (notifications then go on the GET stream).
+    Json,
+    /// SSE for every request but `initialize`.
+    Sse,
+}
+
+/// How a [`StreamableHttpService`](super::StreamableHttpService) behaves.
+///
+/// The defaults are safe for a server on the local machine: only `Host`
+/// and `Origin` values naming `localhost`, `127.0.0.1` or `[::1]` are
+/// accepted (DNS-rebinding protection), bodies are capped at 4 MiB, at
+/// most 1024 sessions live at once and a session idle for 30 minutes ends.
+///
+/// ```
+/// use std::time::Duration;
+/// use claude_code_agent_mcp::http_server::{ResponseMode, StreamableHttpConfig};
+///
+/// let config = StreamableHttpConfig::default()
+///     .path("/mcp")
+///     .bearer_token("s3cret")
+///     .allow_host("mcp.internal.example")
+///     .allow_origin("https://app.example")
+///     .max_body_bytes(1 << 20)
+///     .session_idle_timeout(Duration::from_secs(600))
+///     .response_mode(ResponseMode::Auto);
+/// assert_eq!(config.endpoint(), "/mcp");
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StreamableHttpConfig {
+    pub(crate) path: String,
+    pub(crate) allowed_hosts: Vec<String>,
+    pub(crate) allowed_origins: Vec<String>,
+    pub(crate) check_host: bool,
+    pub(crate) bearer_token: Option<String>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_sessions: usize,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) response_mode: ResponseMode,
+    pub(crate) retry: Option<Duration>,
+    pub(crate) keep_alive: Duration,
+    pub(crate) events_per_stream: usize,
+    pub(crate) replay_bytes: usize,
+    pub(crate) request_read_timeout: Duration,
+    pub(crate) shutdown_grace: Duration,
+}
+
+impl Default for StreamableHttpConfig {
+    fn default() -> Self {
+        Self {
+            path: "/mcp".into(),
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            allowed_origins: Vec::new(),
+            check_host: true,
+            bearer_token: None,
+            max_body_bytes: 4 * 1024 * 1024,
+            max_sessions: 1024,
+            idle_timeout: Duration::from_secs(30 * 60),
+            response_mode: ResponseMode::Auto,
+            retry: Some(Duration::from_millis(1000)),
+            keep_alive: Duration::from_secs(15),
+            events_per_stream: 1024,
+            replay_bytes: 256 * 1024,
+            request_read_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl StreamableHttpConfig {
+    /// The default configuration.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The endpoint's path (default `/mcp`).
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// The endpoint's path.
+    pub fn endpoint(&self) -> &str {
+        &self.path
+    }
+
+    /// Also accepts this host name in `Host` and `Origin` (any port);
+    /// IPv6 literals in brackets, e.g. `[::1]`.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        self.allowed_hosts.push(host.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Also accepts this exact `Origin` (`scheme://host[:port]`).
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        self.allowed_origins
+            .push(origin.into().to_ascii_lowercase());
+        self
+    }
+
+    /// Turns the `Host`/`Origin` checks off — only behind a proxy that does
+    /// its own checking.
+    pub fn disable_dns_rebinding_protection(mut self) -> Self {
+        self.check_host = false;
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on every request (401 with
+    /// `WWW-Authenticate` otherwise).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Caps a request body (default 4 MiB); larger ones get 413.
+    pub fn max_body_bytes(mut self, bytes: usize) -> Self {
+        self.max_body_bytes = bytes;
+        self
+    }
+
+    /// Caps the live sessions (default 1024); an `initialize` beyond it gets
+    /// 503 after idle sessions are reaped.
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// Ends a session after this long without a request and without an open
+    /// stream (default 30 minutes).
+    pub fn session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// When requests are answered with SSE (default [`ResponseMode::Auto`]).
+    pub fn response_mode(mut self, mode: ResponseMode) -> Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// The `retry` sent in the priming event of each SSE stream (default
+    /// 1 s): how long a client waits before reconnecting; `None` sends none.
+    pub fn sse_retry(mut self, retry: Option<Duration>) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// How often an idle SSE stream gets a comment line (default 15 s), so
+    /// a vanished client is noticed.
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.keep_alive = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How many events of each stream are kept for replay after a
+    /// reconnection with `Last-Event-ID` (default 1024).
+    pub fn events_per_stream(mut self, events: usize) -> Self {
+        self.events_per_stream = events.max(1);
+        self
+    }
+
+    /// Caps the bytes of SSE events each session keeps for replay after a
+    /// reconnection with `Last-Event-ID` (default 256 KiB; each event counts
+    /// its size plus 32 bytes). Past it the oldest streams' events go first;
+    /// an event larger than the whole budget is sent but not kept. Events
+    /// are kept only while a client may still ask for them: a stream whose
+    /// response carried every event to its end is forgotten at once, so a
+    /// session whose clients read their answers keeps nothing of its calls.
+    pub fn replay_bytes(mut self, bytes: usize) -> Self {
+        self.replay_bytes = bytes;
+        self
+    }
+
+    /// How long a client may take to send a request's headers, and again its
+    /// body (default 30 s). A connection that stalls in its headers is
+    /// closed; a body that does not arrive in time gets 408. Enforced by
+    /// [`serve`](super::StreamableHttpService::serve) and
+    /// [`serve_with_shutdown`](super::StreamableHttpService::serve_with_shutdown)
+    /// (headers) and by the endpoint itself (bodies, so also when you mount
+    /// the [`router`](super::StreamableHttpService::router) in your own server).
+    pub fn request_read_timeout(mut self, timeout: Duration) -> Self {
+        self.request_read_timeout = timeout.max(Duration::from_millis(10));
+        self
+    }
+
+    /// How long [`serve_with_shutdown`](super::StreamableHttpService::serve_with_shutdown)
+    /// waits, once asked to stop, for connections to finish what they are
+    /// doing before it closes them (default 5 s). Sessions end at once:
+    /// their streams close and their running calls are cancelled.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.shutdown_grace = grace;
+        self
+    }
+}

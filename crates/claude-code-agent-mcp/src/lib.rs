@@ -1,0 +1,88 @@
+//! Model Context Protocol (MCP) for Rust.
+//!
+//! This crate knows nothing about the Claude Code CLI. It holds:
+//!
+//! * [`jsonrpc`] — JSON-RPC 2.0 ids, error objects and reply builders;
+//! * [`types`] — MCP wire types (tools, content blocks, call results, handshake);
+//! * [`server`] — an in-process MCP server whose single entry point,
+//!   [`Server::handle`] (or [`Handler::handle`]), serves every transport;
+//! * [`http_server`] — (feature `http-server`, on by default) any server
+//!   over Streamable HTTP, as an axum router or on its own;
+//! * [`transport`] — what the transports share (the request table);
+//! * [`client`] — an MCP client over in-process, stdio and (feature
+//!   `http-client`, on by default) Streamable HTTP transports.
+//!
+//! Without default features (`default-features = false`) the crate compiles
+//! none of the HTTP stack. Supported platforms: Linux and macOS (the stdio
+//! client runs a server in its own process group, which is POSIX).
+//!
+//! ```
+//! use claude_code_agent_mcp::{Json, RequestContext, Server, Tool};
+//! use serde_json::json;
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Numbers {
+//!     /// The values to summarize.
+//!     values: Vec<f64>,
+//! }
+//!
+//! #[derive(serde::Serialize, schemars::JsonSchema)]
+//! struct Stats { count: usize, mean: f64 }
+//!
+//! let stats = Tool::new("stats", "Count and mean", |n: Numbers| async move {
+//!     let count = n.values.len();
+//!     let mean = n.values.iter().sum::<f64>() / count.max(1) as f64;
+//!     Json(Stats { count, mean })
+//! })
+//! .output_schema::<Stats>();
+//!
+//! let server = Server::builder("calc", "1.0.0").tool(stats).build();
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let reply = server
+//!     .handle(
+//!         json!({"jsonrpc":"2.0","id":"a","method":"tools/call",
+//!                "params":{"name":"stats","arguments":{"values":[1,2,3]}}}),
+//!         RequestContext::new(),
+//!     )
+//!     .await
+//!     .unwrap();
+//! assert_eq!(reply["id"], "a");
+//! assert_eq!(reply["result"]["structuredContent"], json!({"count":3,"mean":2.0}));
+//! # });
+//! ```
+#![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "claude-code-agent-mcp supports Unix-like systems only (Linux, macOS): its stdio client runs \
+     the server in its own process group and signals that group (POSIX)."
+);
+
+pub mod client;
+#[cfg(feature = "http-server")]
+pub mod http_server;
+pub mod jsonrpc;
+#[cfg(feature = "rmcp")]
+pub mod rmcp_server;
+pub mod server;
+pub mod transport;
+pub mod types;
+
+pub use server::{
+    Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder, Session, Tool,
+    ToolContext,
+};
+pub use types::{CallToolResult, Content, LogLevel};
+
+/// The guide in `docs/mcp-client.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp-client.md")]
+mod mcp_client_guide {}
+
+/// Not a public API: the one helper that reads a caught panic's message,
+/// shared with the Claude Code SDK.
+#[doc(hidden)]
+pub use server::panic_message;
+
+/// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
+pub use schemars;

@@ -1,0 +1,224 @@
+//! [`ServerBuilder`]: a server's name, version, tools and limits.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use std::future::Future;
+
+use super::catalog::{Catalog, Names, Registry};
+use super::completion::{self, CompletionHandler, CompletionRequest};
+use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
+use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
+
+/// Builds a [`Server`]; start with [`Server::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// use claude_code_agent_mcp::{Server, Tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Name { name: String }
+///
+/// let server = Server::builder("greeter", "1.0.0")
+///     .instructions("Use greet to say hello.")
+///     .tool(Tool::new("greet", "Say hello", |a: Name| async move { format!("Hello, {}!", a.name) }))
+///     .tool_timeout(Duration::from_secs(10))
+///     .max_result_chars(100_000)
+///     .build();
+/// assert_eq!(server.tool_names(), ["greet"]);
+/// ```
+#[must_use = "a builder does nothing until .build() is called"]
+pub struct ServerBuilder {
+    name: String,
+    version: String,
+    instructions: Option<String>,
+    tools: Vec<Tool>,
+    tool_timeout: Option<Duration>,
+    progress_cap: Option<Duration>,
+    max_result_chars: usize,
+    page_size: usize,
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    prompts: Vec<Prompt>,
+    completion: Option<std::sync::Arc<CompletionHandler>>,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("tools", &self.tools)
+            .field("resources", &self.resources)
+            .field("templates", &self.templates)
+            .field("prompts", &self.prompts)
+            .field("completion", &self.completion.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// Adds a resource (`resources/list`, `resources/read`); the server
+    /// then advertises the `resources` capability (with `subscribe` and
+    /// `listChanged`).
+    pub fn resource(mut self, resource: Resource) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds a resource template (`resources/templates/list`, and
+    /// `resources/read` of the URIs it matches).
+    pub fn resource_template(mut self, template: ResourceTemplate) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Adds a prompt (`prompts/list`, `prompts/get`); the server then
+    /// advertises the `prompts` capability.
+    pub fn prompt(mut self, prompt: Prompt) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Answers `completion/complete` with `handler`'s suggestions (at most
+    /// [`MAX_COMPLETION_VALUES`](super::MAX_COMPLETION_VALUES) are sent) and
+    /// advertises the `completions` capability. Without one, the request
+    /// gets an empty completion.
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::Server;
+    /// use claude_code_agent_mcp::server::CompletionRequest;
+    ///
+    /// let server = Server::builder("s", "1")
+    ///     .completion(|req: CompletionRequest| async move {
+    ///         ["red", "green", "blue"].iter().filter(|c| c.starts_with(&req.value))
+    ///             .map(|c| c.to_string()).collect()
+    ///     })
+    ///     .build();
+    /// # drop(server);
+    /// ```
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompletionRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<String>> + Send + 'static,
+    {
+        self.completion = Some(completion::erase(handler));
+        self
+    }
+
+    pub(super) fn new(name: String, version: String) -> Self {
+        Self {
+            name,
+            version,
+            instructions: None,
+            tools: Vec::new(),
+            tool_timeout: None,
+            progress_cap: None,
+            max_result_chars: DEFAULT_MAX_RESULT_CHARS,
+            page_size: DEFAULT_PAGE_SIZE,
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            completion: None,
+        }
+    }
+
+    /// Adds a tool. Tools are listed in the order they are added; a tool
+    /// with the name of an earlier one replaces it (in its place).
+    pub fn tool(mut self, tool: Tool) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds several tools, in order.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Tool>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Sets the `instructions` the `initialize` result carries (hosts may
+    /// show them to the model).
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// How long a tool call may run before it is answered with an `isError`
+    /// result and its handler dropped. Overrides the environment variable
+    /// [`CLAUDE_AGENT_TOOL_TIMEOUT`](limits::TOOL_TIMEOUT_ENV) (seconds,
+    /// clamped to 1..=300); default 60 s. A tool's own
+    /// [`Tool::timeout`] overrides this. Resource, template, prompt and
+    /// completion handlers get the same limit; one that outlives it is
+    /// answered with a `-32603` error.
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Lets progress keep tool calls alive: each
+    /// [`ToolContext::progress`](super::ToolContext::progress) restarts the
+    /// call's timeout, up to `max_total` after the call started. For tools
+    /// that do not set their own ([`Tool::reset_timeout_on_progress`]);
+    /// by default the timeout is fixed.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.progress_cap = Some(max_total);
+        self
+    }
+
+    /// Caps one tool result at `chars` characters (default
+    /// [`DEFAULT_MAX_RESULT_CHARS`], 1 Mi). The cap covers the whole
+    /// result: its text, and the JSON of its other parts (images, audio,
+    /// embedded resources, `structuredContent`, `_meta`). Text past the cap
+    /// is cut at a character boundary, other parts that do not fit are
+    /// removed whole, and a note at the end says what was cut. A tool's own
+    /// [`Tool::max_result_chars`] overrides this.
+    pub fn max_result_chars(mut self, chars: usize) -> Self {
+        self.max_result_chars = chars;
+        self
+    }
+
+    /// How many items one `tools/list` (or resources, templates, prompts) page holds (default
+    /// [`DEFAULT_PAGE_SIZE`], 1000; at least 1). Further pages are reached
+    /// through the opaque `nextCursor`.
+    pub fn page_size(mut self, tools: usize) -> Self {
+        self.page_size = tools.max(1);
+        self
+    }
+
+    /// Builds the server. The tool timeout comes from
+    /// [`tool_timeout`](Self::tool_timeout), else from the environment, read now.
+    pub fn build(self) -> Server {
+        let mut tools = Names::with_capacity_and_hasher(self.tools.len(), Default::default());
+        for tool in self.tools {
+            let registered = Registered::new(tool);
+            if let Some(old) = tools.insert(registered.tool.info.name.clone(), registered.into()) {
+                let old: std::sync::Arc<Registered> = old;
+                tracing::warn!(
+                    server = %self.name,
+                    tool = %old.tool.info.name,
+                    "two tools share a name; the later one replaces the earlier"
+                );
+            }
+        }
+        Server {
+            inner: std::sync::Arc::new(ServerInner {
+                decoration: stateless::Decoration::new(&self.name, &self.version),
+                name: self.name,
+                version: self.version,
+                instructions: self.instructions,
+                tools: Registry::new(tools),
+                sessions: Mutex::new(Vec::new()),
+                tool_timeout: self.tool_timeout.unwrap_or_else(limits::timeout_from_env),
+                progress_cap: self.progress_cap,
+                max_result_chars: self.max_result_chars,
+                page_size: self.page_size,
+                catalog: Catalog::new(
+                    self.resources,
+                    self.templates,
+                    self.prompts,
+                    self.completion,
+                ),
+            }),
+        }
+    }
+}

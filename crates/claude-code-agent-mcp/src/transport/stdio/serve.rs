@@ -1,0 +1,241 @@
+//! The server end of stdio: serving a [`Handler`] over NDJSON.
+
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::Semaphore;
+
+use crate::jsonrpc::{self, ErrorObject};
+use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
+use crate::transport::lines::{
+    DEFAULT_MAX_LINE_BYTES, Line, LineReader, LineWriter, Parsed, SendError, id_from_head,
+    parse_line,
+};
+
+/// The cap on one incoming line when serving (64 MiB).
+pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
+
+/// How many of the client's requests are served at once; past this the
+/// next line is read only when one of them is answered (backpressure on a
+/// client that sends faster than it reads).
+pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
+
+/// Serves `handler` on this process's stdin and stdout until stdin ends.
+///
+/// One [`Session`] for the connection (so `notifications/cancelled`,
+/// `logging/setLevel` and `list_changed` work); every request (and every
+/// batch, for a client at 2025-03-26) is answered in its own task, so a
+/// slow tool never holds up `ping` or another call, and answered whatever
+/// the handler does (a panic, or no reply, is a `-32603`). Lines that are
+/// not JSON get a `-32700` reply; lines over the cap a `-32600` (with the
+/// request's id when its first bytes show it). Returns once stdin is closed
+/// and every request answered.
+///
+/// When stdin and stdout are both pipes (a client spawned the server), they
+/// are read and written through Tokio's reactor, in non-blocking mode while
+/// serving (set back to blocking after): no thread hand-off per line, as
+/// `tokio::io::stdin()`/`stdout()` make. Anything else (a file, a
+/// terminal) is served through those. So the runtime needs its IO driver
+/// as well as its timers (for tool timeouts): `#[tokio::main]`, or a
+/// builder with `enable_all()`.
+///
+/// ```no_run
+/// use claude_code_agent_mcp::{Server, server::serve_stdio};
+///
+/// #[tokio::main]
+/// async fn main() -> std::io::Result<()> {
+///     serve_stdio(Server::builder("demo", "1.0.0").build()).await
+/// }
+/// ```
+pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some((input, output, _restore)) = pipes::stdio() {
+        return serve_lines(Arc::new(handler), input, output).await;
+    }
+    serve_lines(Arc::new(handler), tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+#[cfg(unix)]
+mod pipes;
+
+/// [`serve_stdio`] over any reader and writer.
+///
+/// Nothing is buffered without bound, whatever the client does:
+///
+/// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
+///   batch counts as many as it holds); then reading waits;
+/// * replies are written by their request's task, which waits while more
+///   than [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
+///   wait for a client that does not read: a reply is never dropped;
+/// * what the server sends on its own goes through the session's notifier,
+///   which cannot wait: a request to the client (`sampling/createMessage`
+///   …) is never dropped (when the buffer is full it waits in a task of its
+///   own; there are at most as many as tool calls waiting for them), but a
+///   notification (progress, log messages, `list_changed`) is dropped
+///   while the buffer is full, counted, and a warning is logged.
+pub async fn serve_lines<R, W>(handler: Arc<dyn Handler>, input: R, output: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let out = Output {
+        writer: LineWriter::new(output),
+        failed: Arc::new(Mutex::new(None)),
+        dropped: Arc::new(AtomicU64::new(0)),
+    };
+    let notifier = out.clone();
+    let session = Session::with_notifier(move |message| notifier.notify(message));
+    // Responses come back through `handle` with this session: tools may
+    // send requests to the client (`ToolContext::request`).
+    session.set_client_requests(true);
+    let mut lines = LineReader::new(input, SERVE_MAX_LINE_BYTES);
+    let permits = Arc::new(Semaphore::new(SERVE_MAX_REQUESTS_IN_FLIGHT));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut read_error = None;
+    loop {
+        let message = match lines.next_line().await {
+            Ok(None) => break,
+            Err(e) => {
+                read_error = Some(e);
+                break;
+            }
+            Ok(Some(Line::TooLong { len, head })) => {
+                let id = id_from_head(head).unwrap_or(Value::Null);
+                let error = ErrorObject::invalid_request(format!(
+                    "a message of {len} bytes exceeds the cap of {SERVE_MAX_LINE_BYTES} bytes"
+                ));
+                out.reply(&jsonrpc::error_response(&id, error)).await;
+                continue;
+            }
+            Ok(Some(Line::Text(line))) => match parse_line::<Value>(line) {
+                Parsed::Blank => continue,
+                Parsed::Value(message) => message,
+                Parsed::Invalid(e) => {
+                    let why = e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string());
+                    out.parse_error(&why).await;
+                    continue;
+                }
+                Parsed::Mismatch(e) => {
+                    out.parse_error(&e.to_string()).await;
+                    continue;
+                }
+            },
+        };
+        let ctx = RequestContext::with_session(session.clone());
+        // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
+        let requests = match &message {
+            Value::Array(batch) => Some(batch.len().clamp(1, MAX_BATCH_LEN)),
+            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => Some(1),
+            _ => None,
+        };
+        if let Some(n) = requests {
+            let n = u32::try_from(n).unwrap_or(1);
+            let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
+                break;
+            };
+            let handler = Arc::clone(&handler);
+            let out = out.clone();
+            tasks.spawn(async move {
+                if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+                    out.reply(&reply).await;
+                }
+                drop(permit);
+            });
+        } else if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+            // Notifications are handled in order (cancellation must see its call).
+            out.reply(&reply).await;
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    session.close();
+    while tasks.join_next().await.is_some() {}
+    drop(session);
+    if let Err(e) = out.writer.close().await {
+        out.record(e);
+    }
+    let dropped = out.dropped.load(Ordering::Relaxed);
+    if dropped > 0 {
+        tracing::warn!(
+            dropped,
+            "serving over NDJSON: notifications were dropped for a client that did not read"
+        );
+    }
+    let failed = out
+        .failed
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    match (read_error, failed) {
+        (Some(e), _) | (None, Some(e)) => Err(e),
+        (None, None) => Ok(()),
+    }
+}
+
+/// The output side of [`serve_lines`]: the writer, the first write error,
+/// and how many notifications were dropped.
+struct Output<W> {
+    writer: LineWriter<W>,
+    failed: Arc<Mutex<Option<io::Error>>>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<W> Clone for Output<W> {
+    fn clone(&self) -> Self {
+        Self {
+            writer: self.writer.clone(),
+            failed: Arc::clone(&self.failed),
+            dropped: Arc::clone(&self.dropped),
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
+    /// Writes a reply, waiting for room: replies are never dropped.
+    async fn reply(&self, message: &Value) {
+        if let Err(e) = self.writer.send(message).await {
+            self.record(e);
+        }
+    }
+
+    async fn parse_error(&self, why: &str) {
+        let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {why}"));
+        self.reply(&jsonrpc::error_response(&Value::Null, error))
+            .await;
+    }
+
+    /// What the server sends on its own; see [`serve_lines`] for the
+    /// overflow policy.
+    fn notify(&self, message: Value) {
+        match self.writer.try_send(&message) {
+            Ok(()) => {}
+            Err(SendError::Full) if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
+                let out = self.clone();
+                if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                    runtime.spawn(async move { out.reply(&message).await });
+                }
+            }
+            Err(SendError::Full) => {
+                let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_power_of_two() {
+                    tracing::warn!(
+                        dropped = n,
+                        "serving over NDJSON: the client is not reading; dropping notifications"
+                    );
+                }
+            }
+            Err(e) => self.record(e),
+        }
+    }
+
+    fn record(&self, e: SendError) {
+        if let SendError::Io(e) = e {
+            self.failed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(e);
+        }
+    }
+}

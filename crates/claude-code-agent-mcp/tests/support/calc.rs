@@ -1,0 +1,94 @@
+//! The calculator-like demo server shared by the fidelity tests, the stdio
+//! server example and the benchmarks (one definition, so in-process and
+//! stdio serve exactly the same thing).
+
+use std::time::Duration;
+
+use claude_code_agent_mcp::{Json, LogLevel, Server, Tool, ToolContext};
+use serde_json::{Value, json};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Pair {
+    /// Left operand.
+    pub a: f64,
+    /// Right operand.
+    pub b: f64,
+}
+
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct Quotient {
+    pub quotient: f64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Steps {
+    /// How many progress steps.
+    pub steps: u32,
+    /// Milliseconds per step.
+    pub ms: u64,
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Size {
+    /// How many characters.
+    pub n: usize,
+}
+
+/// The demo server: `add`, `divide` (structured; dividing by zero fails),
+/// `echo` (raw), `slow` (progress and logging), `big` (large output),
+/// `panic` (a handler that panics).
+pub fn calc_server() -> Server {
+    Server::builder("calc", "1.0.0")
+        .instructions("A small calculator.")
+        .tool(Tool::new("add", "Add two numbers", |p: Pair| async move {
+            p.a + p.b
+        }))
+        .tool(
+            Tool::new("divide", "Divide a by b", |p: Pair| async move {
+                if p.b == 0.0 {
+                    Err("division by zero".to_owned())
+                } else {
+                    Ok(Json(Quotient {
+                        quotient: p.a / p.b,
+                    }))
+                }
+            })
+            .output_schema::<Quotient>(),
+        )
+        .tool(Tool::raw(
+            "echo",
+            "Echo the arguments",
+            json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
+            |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
+        ))
+        .tool(Tool::new_with_context(
+            "slow",
+            "Report progress, then answer",
+            |s: Steps, ctx: ToolContext| async move {
+                for i in 1..=s.steps {
+                    tokio::time::sleep(Duration::from_millis(s.ms)).await;
+                    ctx.progress(f64::from(i), Some(f64::from(s.steps)), Some("working"));
+                    ctx.log(LogLevel::Info, json!({"step": i}));
+                }
+                format!("done after {} steps", s.steps)
+            },
+        ))
+        .tool(
+            Tool::new("big", "n characters of x", |s: Size| async move {
+                "x".repeat(s.n)
+            })
+            .max_result_chars(usize::MAX),
+        )
+        .tool(Tool::raw(
+            "panic",
+            "Panics",
+            json!({"type":"object"}),
+            |_: Value| async move {
+                if true {
+                    panic!("the panic tool panicked");
+                }
+                "unreachable"
+            },
+        ))
+        .build()
+}

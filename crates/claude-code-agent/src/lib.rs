@@ -1,0 +1,75 @@
+//! Give Claude your own Rust tools, in process, through the Claude Code CLI.
+//!
+//! Features (none on by default, so a program with in-process tools compiles
+//! no HTTP stack):
+//! * `http-client` — the MCP client's Streamable HTTP transport
+//!   (`mcp::client::http`, reqwest with rustls);
+//! * `http-server` — serving MCP over Streamable HTTP (`mcp::http_server`,
+//!   axum on hyper).
+//!
+//! Supported platforms: Linux and macOS. The CLI runs in its own process
+//! group, which is POSIX.
+#![warn(missing_docs)]
+
+#[cfg(not(unix))]
+compile_error!(
+    "claude-code-agent supports Unix-like systems only (Linux, macOS): it runs the Claude Code CLI \
+     in its own process group and signals that group (POSIX). Windows is not supported."
+);
+
+mod bridge;
+mod callbacks;
+mod cli_version;
+mod client;
+mod command;
+mod control;
+mod error;
+pub mod message;
+mod options;
+pub mod protocol;
+mod query;
+mod session;
+pub mod sessions;
+pub mod spawn;
+mod stream;
+mod transport;
+
+pub use callbacks::{DialogContext, HookContext, HookMatcher, PermissionContext};
+pub use cli_version::{
+    CliVersion, CliVersionPolicy, NEWEST_TESTED_CLI_VERSION, OLDEST_TESTED_CLI_VERSION,
+};
+pub use client::Client;
+pub use control::Control;
+pub use error::{Error, Result};
+pub use message::{
+    AssistantMessage, ContentBlock, Message, MessageContent, ResultMessage, SystemMessage,
+    UserInput, UserMessage,
+};
+pub use options::{
+    AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_MAX_LINE_BYTES, Options, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings,
+    SettingSource, Skills, SystemPrompt, Thinking,
+};
+pub use protocol::{
+    AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, InProcessServer,
+    McpServerConfig, PermissionMode, PermissionResult, PermissionUpdate, ThinkingDisplay,
+};
+pub use query::{PromptInput, Query, query};
+pub use spawn::CliCommand;
+pub use stream::MessageStream;
+pub use transport::ShutdownTimeouts;
+pub use transport::{StderrCallback, find_cli};
+
+/// The MCP layer: protocol types, the in-process server, client and transports.
+pub use claude_code_agent_mcp as mcp;
+
+/// The guide in `docs/mcp-servers.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp-servers.md")]
+mod mcp_servers_guide {}
+
+/// The README, compiled so its example stays true (`README.md` in this
+/// crate is the repository's README).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+mod readme {}

@@ -1,0 +1,261 @@
+//! One-shot [`query()`]: start the CLI, send a prompt, stream the answer;
+//! and [`PromptInput`], what a prompt can be.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use futures::stream::{BoxStream, Stream, StreamExt};
+
+use crate::control::Control;
+use crate::error::Result;
+use crate::message::{ContentBlock, Message, UserInput};
+use crate::options::Options;
+use crate::session::queue::Inbox;
+use crate::session::{Connection, Session};
+use crate::stream::MessageStream;
+
+/// What to send the model: one user message, or a stream of them.
+///
+/// Built from a `&str` or `String` (a text message), content blocks, a
+/// [`UserInput`], or [`PromptInput::stream`].
+#[non_exhaustive]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per turn and moved once; boxing would only add an allocation"
+)]
+pub enum PromptInput {
+    /// One user message: one turn.
+    Message(UserInput),
+    /// User messages as they come; each one is a turn.
+    Stream(BoxStream<'static, UserInput>),
+}
+
+impl PromptInput {
+    /// A prompt from a stream of user messages.
+    pub fn stream(messages: impl Stream<Item = UserInput> + Send + 'static) -> Self {
+        Self::Stream(messages.boxed())
+    }
+}
+
+impl std::fmt::Debug for PromptInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Message(m) => f.debug_tuple("Message").field(m).finish(),
+            Self::Stream(_) => f.write_str("Stream(..)"),
+        }
+    }
+}
+
+impl From<&str> for PromptInput {
+    fn from(s: &str) -> Self {
+        Self::Message(UserInput::text(s))
+    }
+}
+
+impl From<String> for PromptInput {
+    fn from(s: String) -> Self {
+        Self::Message(UserInput::text(s))
+    }
+}
+
+impl From<UserInput> for PromptInput {
+    fn from(m: UserInput) -> Self {
+        Self::Message(m)
+    }
+}
+
+impl From<Vec<ContentBlock>> for PromptInput {
+    /// One user message made of content blocks (text, base64 images, …).
+    fn from(blocks: Vec<ContentBlock>) -> Self {
+        Self::Message(UserInput::blocks(blocks))
+    }
+}
+
+/// The stream of a [`query()`]: every message of the conversation, and
+/// once the CLI has answered its handshake, the session's [`Control`]
+/// (its `initialize` answer, the pid, the control requests).
+///
+/// It is a [`Stream`] of `Result<Message>` with the same rules as
+/// [`MessageStream`], and `Unpin`. The CLI starts on the first poll, so
+/// [`control`](Self::control) is `None` until the stream has yielded its
+/// first item (or failed to start), and its requests fail once the query
+/// is over.
+#[must_use = "streams do nothing unless polled"]
+pub struct Query {
+    stream: MessageStream<'static>,
+    control: Arc<OnceLock<Control>>,
+}
+
+impl Query {
+    /// The session's control requests and handshake answer, once started.
+    pub fn control(&self) -> Option<&Control> {
+        self.control.get()
+    }
+
+    /// What the CLI said in the handshake (commands, models, agents,
+    /// account…), once started.
+    pub fn initialize_response(&self) -> Option<&crate::protocol::InitializeResponse> {
+        self.control().map(Control::initialize_response)
+    }
+
+    /// The pid of the process the query started, once started.
+    pub fn pid(&self) -> Option<u32> {
+        self.control().map(Control::pid)
+    }
+}
+
+impl Stream for Query {
+    type Item = Result<Message>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.stream.poll_next_unpin(cx)
+    }
+}
+
+impl std::fmt::Debug for Query {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Query")
+            .field("control", &self.control.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs one prompt and streams every message of the conversation, ending
+/// after the final [`Message::Result`].
+///
+/// The CLI is started on the first poll and shut down (stdin closed, then
+/// waited for and reaped) after the last `result`. Dropping the stream early
+/// kills the CLI's whole process group. See [`MessageStream`] for which
+/// errors end the stream.
+///
+/// ```no_run
+/// use claude_code_agent::{Message, Options, query};
+/// use futures::StreamExt;
+///
+/// # async fn run() -> claude_code_agent::Result<()> {
+/// let mut stream = query("What is 2 + 2?", Options::new());
+/// while let Some(message) = stream.next().await {
+///     if let Message::Assistant(m) = message? {
+///         println!("{}", m.text());
+///     }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
+    #[allow(
+        clippy::large_enum_variant,
+        reason = "the stream's state lives in one box already (MessageStream)"
+    )]
+    enum State {
+        Start(PromptInput, Box<Options>),
+        Running(Box<Run>),
+        Finish(Box<Run>),
+        Done,
+    }
+
+    /// The running session, owned by the stream: dropping it kills the CLI.
+    struct Run {
+        session: Session,
+        inbox: Inbox,
+        input_done: Arc<AtomicBool>,
+    }
+
+    async fn next(mut run: Box<Run>) -> Option<(Result<Message>, State)> {
+        let item = run.inbox.next(run.session.conn.closed()).await?;
+        let state = match &item {
+            Ok(message) => {
+                let last = message.is_result()
+                    && run.input_done.load(Ordering::SeqCst)
+                    && run.session.conn.open_turns() == 0;
+                if last {
+                    State::Finish(run)
+                } else {
+                    State::Running(run)
+                }
+            }
+            Err(e) if !e.ends_stream() => State::Running(run),
+            Err(_) => State::Done,
+        };
+        Some((item, state))
+    }
+
+    async fn start(
+        prompt: PromptInput,
+        options: &Options,
+        control: &OnceLock<Control>,
+    ) -> Result<Box<Run>> {
+        let session = Session::spawn(options).await?;
+        let init = session.initialize().await?;
+        let _ = control.set(Control::new(&session, init));
+        let inbox = session
+            .take_inbox()
+            .expect("a new session holds its message queue");
+        let input_done = Arc::new(AtomicBool::new(false));
+        match prompt {
+            PromptInput::Message(message) => {
+                session.conn.send_user(&message).await?;
+                input_done.store(true, Ordering::SeqCst);
+            }
+            PromptInput::Stream(messages) => {
+                tokio::spawn(forward(session.conn.clone(), messages, input_done.clone()));
+            }
+        }
+        Ok(Box::new(Run {
+            session,
+            inbox,
+            input_done,
+        }))
+    }
+
+    let control = Arc::new(OnceLock::new());
+    let slot = control.clone();
+    let stream = MessageStream::new(futures::stream::unfold(
+        State::Start(prompt.into(), Box::new(options)),
+        move |state| {
+            let slot = slot.clone();
+            async move {
+                match state {
+                    State::Start(prompt, options) => match start(prompt, &options, &slot).await {
+                        Ok(run) => next(run).await,
+                        Err(e) => Some((Err(e), State::Done)),
+                    },
+                    State::Running(run) => next(run).await,
+                    State::Finish(run) => {
+                        run.session.conn.shutdown().await;
+                        None
+                    }
+                    State::Done => None,
+                }
+            }
+        },
+    ));
+    Query { stream, control }
+}
+
+/// Writes a prompt stream's messages as they come; when it ends and every
+/// turn is answered, closes the CLI's input so that the query ends.
+async fn forward(
+    conn: Arc<Connection>,
+    mut messages: BoxStream<'static, UserInput>,
+    input_done: Arc<AtomicBool>,
+) {
+    loop {
+        let next = tokio::select! {
+            next = messages.next() => next,
+            () = conn.closed().cancelled() => return,
+        };
+        let Some(message) = next else { break };
+        if conn.send_user(&message).await.is_err() {
+            return;
+        }
+    }
+    input_done.store(true, Ordering::SeqCst);
+    // Every turn may be answered already (then the query's stream saw its
+    // last `result` before the input was done): end the session here.
+    if conn.open_turns() == 0 {
+        conn.shutdown().await;
+    }
+}

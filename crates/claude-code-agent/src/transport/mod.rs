@@ -1,0 +1,389 @@
+//! Finding the Claude Code CLI and starting it, on the MCP crate's
+//! transport layer ([`claude_code_agent_mcp::transport`]): the one NDJSON
+//! reader and writer, and the one process-group type with its orphan
+//! policy.
+//!
+//! Layout:
+//! * [`discover`] — [`find_cli`]: where the CLI executable is.
+//! * [`spawn`](fn@spawn) — maps a [`SpawnConfig`] onto
+//!   [`StdioOptions`] and starts the CLI; hands back a [`Process`] whose
+//!   parts speak this crate's [`Error`]: a [`LineReader`] of JSON objects,
+//!   a [`LineWriter`] and a [`ChildHandle`].
+
+mod blocking;
+mod discover;
+
+#[cfg(test)]
+mod tests;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use claude_code_agent_mcp::transport::{self as mcp, Line, Parsed, SendError, StdioOptions};
+use serde::Serialize;
+#[cfg(test)]
+use serde::de::DeserializeOwned;
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::time::Instant;
+
+pub(crate) use blocking::BlockingPipe;
+pub use claude_code_agent_mcp::transport::{ShutdownTimeouts, StderrCallback};
+pub use discover::find_cli;
+
+use crate::error::{Error, Result};
+
+/// Default cap on one stdout line: 256 MiB (the CLI's own per-line cap on
+/// its input is 268 435 456 characters).
+pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 256 * 1024 * 1024;
+
+/// How much of a skipped line goes into the warning.
+const PREVIEW: usize = 200;
+
+/// Everything needed to start the CLI process.
+#[derive(Clone)]
+pub(crate) struct SpawnConfig {
+    /// The executable (usually from [`find_cli`]).
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Variables set on top of the inherited environment (applied after
+    /// `env_remove`, so setting wins over removing).
+    pub env: Vec<(OsString, OsString)>,
+    /// Inherited variables to remove.
+    pub env_remove: Vec<OsString>,
+    /// Working directory; `None` inherits ours.
+    pub cwd: Option<PathBuf>,
+    /// Longest accepted stdout line, in bytes, without the newline.
+    pub max_line_bytes: usize,
+    /// Called with every stderr line.
+    pub stderr_callback: Option<StderrCallback>,
+    /// How many bytes of stderr to keep for [`ChildHandle`]'s tail.
+    pub stderr_tail_bytes: usize,
+}
+
+impl SpawnConfig {
+    /// A configuration with no arguments, the inherited environment and
+    /// working directory, and the default limits.
+    pub(crate) fn new(program: impl Into<PathBuf>) -> Self {
+        SpawnConfig {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            cwd: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            stderr_callback: None,
+            stderr_tail_bytes: mcp::DEFAULT_STDERR_TAIL_BYTES,
+        }
+    }
+
+    fn options(&self) -> StdioOptions {
+        let mut options = StdioOptions::new(&self.program)
+            .args(&self.args)
+            .max_line_bytes(self.max_line_bytes)
+            .stderr_callback(self.stderr_callback.clone())
+            .stderr_tail_bytes(self.stderr_tail_bytes);
+        for key in &self.env_remove {
+            options = options.env_remove(key);
+        }
+        for (key, value) in &self.env {
+            options = options.env(key, value);
+        }
+        if let Some(cwd) = &self.cwd {
+            options = options.cwd(cwd);
+        }
+        options
+    }
+}
+
+impl std::fmt::Debug for SpawnConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.options().fmt(f)
+    }
+}
+
+/// A running CLI: its stdout, its stdin, and the process itself.
+///
+/// The three parts can be moved to different tasks. Dropping the
+/// [`ChildHandle`] kills the whole process group. The child handle keeps a
+/// clone of the writer (to close stdin during a shutdown), so dropping
+/// `writer` does not close the CLI's stdin: shut the child down.
+#[derive(Debug)]
+pub(crate) struct Process {
+    /// NDJSON from the CLI's stdout.
+    pub reader: LineReader,
+    /// NDJSON to the CLI's stdin (cheap to clone; frames never interleave).
+    pub writer: LineWriter,
+    /// The process: exit status, stderr tail, shutdown, kill on drop.
+    pub child: ChildHandle,
+}
+
+/// Starts the CLI as the leader of a new process group with all three
+/// standard streams piped.
+///
+/// Must be called from within a Tokio runtime. Fails with [`Error::Spawn`]
+/// naming the program when the process cannot be started (missing program
+/// or working directory, not executable, no runtime, out of threads).
+pub(crate) fn spawn(config: SpawnConfig) -> Result<Process> {
+    let mcp::Process {
+        reader,
+        writer,
+        group,
+    } = mcp::spawn(&config.options()).map_err(|source| Error::Spawn {
+        program: config.program.clone(),
+        source,
+    })?;
+    tracing::debug!(pid = group.pid(), program = %config.program.display(), "spawned the Claude Code CLI");
+    Ok(Process {
+        reader: LineReader { inner: reader },
+        writer: LineWriter { inner: writer },
+        child: ChildHandle(group),
+    })
+}
+
+/// Reads the CLI's stdout as newline-delimited JSON objects: the shared
+/// [`mcp::LineReader`] with the CLI's policy.
+///
+/// * A line over the cap yields one [`Error::LineTooLong`]; reading goes
+///   on after it.
+/// * Blank lines and lines that do not start with `{` (diagnostics such as
+///   `[SandboxDebug] …`, garbage, a JSON array) are skipped with a
+///   `tracing::warn!`: they are not messages.
+/// * A line that starts with `{` but does not parse (truncated JSON,
+///   invalid UTF-8 in a string, a number no `f64` holds such as `1e999`)
+///   and a JSON object that does not fit the type asked for are each one
+///   [`Error::Protocol`]: a message was lost, and the user is told. Reading
+///   goes on after it.
+/// * A read error is returned once, then the stream ends.
+#[derive(Debug)]
+pub(crate) struct LineReader<R = ChildStdout> {
+    inner: mcp::LineReader<R>,
+}
+
+impl LineReader {
+    /// The same reader (nothing buffered is lost) reading with blocking
+    /// `read`s, for a thread of its own ([`BlockingPipe`]).
+    pub(crate) fn into_blocking(self) -> std::io::Result<LineReader<BlockingPipe>> {
+        Ok(LineReader {
+            inner: self.inner.try_map_inner(BlockingPipe::new)?,
+        })
+    }
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
+    /// Reads objects from `inner`, accepting lines of up to `max_line_bytes`.
+    #[cfg(test)]
+    pub(crate) fn new(inner: R, max_line_bytes: usize) -> Self {
+        Self {
+            inner: mcp::LineReader::new(inner, max_line_bytes),
+        }
+    }
+
+    /// The next JSON object as a [`serde_json::Value`]; `None` at the end.
+    #[cfg(test)]
+    pub(crate) async fn next_line(&mut self) -> Option<Result<serde_json::Value>> {
+        self.next_json_or(|| {}).await
+    }
+
+    /// [`next_line`](Self::next_line), calling `before_wait` whenever it
+    /// is about to wait for the CLI to write (no whole line is buffered).
+    #[cfg(test)]
+    pub(crate) async fn next_line_or(
+        &mut self,
+        before_wait: impl FnMut(),
+    ) -> Option<Result<serde_json::Value>> {
+        self.next_json_or(before_wait).await
+    }
+
+    /// The next JSON object, deserialized straight from the read buffer
+    /// into `T`; `None` at the end.
+    #[cfg(test)]
+    pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<T>> {
+        self.next_json_or(|| {}).await
+    }
+
+    /// [`next_json`](Self::next_json), calling `before_wait` as
+    /// [`next_line_or`](Self::next_line_or) does.
+    #[cfg(test)]
+    async fn next_json_or<T: DeserializeOwned>(
+        &mut self,
+        before_wait: impl FnMut(),
+    ) -> Option<Result<T>> {
+        self.next_decoded_or(before_wait, |line| mcp::parse_object::<T>(line))
+            .await
+    }
+
+    /// The next line that `decode` makes something of, under the policy
+    /// above, calling `before_wait` whenever it is about to wait for the
+    /// CLI to write (no whole line is buffered): the session's reader
+    /// flushes the answers it queued there. `decode` is
+    /// [`mcp::parse_object`] or one with its contract (the session's
+    /// decodes its hot line straight into a typed request).
+    pub(crate) async fn next_decoded_or<T>(
+        &mut self,
+        mut before_wait: impl FnMut(),
+        mut decode: impl FnMut(&[u8]) -> Parsed<T>,
+    ) -> Option<Result<T>> {
+        let limit = self.inner.max_line_bytes();
+        loop {
+            if !self.inner.line_ready() {
+                before_wait();
+            }
+            let line = match self.inner.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(e) => return Some(Err(Error::Io(e))),
+            };
+            let line = match line {
+                Line::Text(line) => line,
+                Line::TooLong { len, .. } => {
+                    tracing::warn!(
+                        limit,
+                        len,
+                        "skipping a line from the CLI longer than the limit"
+                    );
+                    return Some(Err(Error::LineTooLong { limit }));
+                }
+            };
+            match decode(line) {
+                Parsed::Blank => {}
+                Parsed::Value(value) => return Some(Ok(value)),
+                Parsed::Mismatch(e) => {
+                    return Some(Err(Error::Protocol {
+                        message: format!("unexpected message shape: {e}"),
+                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                    }));
+                }
+                // Starts like a message but does not parse: serde calls a
+                // number out of range a syntax error, like truncated JSON.
+                Parsed::Invalid(Some(e)) => {
+                    return Some(Err(Error::Protocol {
+                        message: format!("a line that starts as a JSON object does not parse: {e}"),
+                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                    }));
+                }
+                Parsed::Invalid(None) => {
+                    tracing::warn!(
+                        len = line.len(),
+                        "skipping a line from the CLI that is not a JSON object: {}",
+                        mcp::lines::preview(line.trim_ascii(), PREVIEW),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Writes newline-delimited JSON to the CLI's stdin: the shared
+/// [`mcp::LineWriter`] (whole frames, never interleaved, never torn, even
+/// when a send is cancelled; concurrent sends share writes), speaking
+/// this crate's [`Error`]: [`Error::Json`] for a value that does not
+/// serialize, [`Error::Io`] for a failed write (`EPIPE`: the CLI exited),
+/// after which every send is [`Error::Closed`].
+#[derive(Debug)]
+pub(crate) struct LineWriter<W = ChildStdin> {
+    inner: mcp::LineWriter<W>,
+}
+
+impl<W> Clone for LineWriter<W> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+fn send_error(e: SendError) -> Error {
+    match e {
+        SendError::Serialize(e) => Error::Json(e),
+        SendError::Io(e) => Error::Io(e),
+        SendError::Invalid(why) => {
+            Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+        }
+        _ => Error::Closed,
+    }
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> LineWriter<W> {
+    /// Writes frames to `io`.
+    #[cfg(test)]
+    pub(crate) fn new(io: W) -> Self {
+        Self {
+            inner: mcp::LineWriter::new(io),
+        }
+    }
+
+    /// Serializes `value` as one line of JSON and sends it.
+    pub(crate) async fn send<T: Serialize + ?Sized>(&self, value: &T) -> Result<()> {
+        self.inner.send(value).await.map_err(send_error)
+    }
+
+    /// Queues `value` without writing it or waiting (see
+    /// [`mcp::LineWriter::queue`]); the caller flushes with
+    /// [`flush_queued`](Self::flush_queued). `Ok(false)`, nothing queued,
+    /// when the buffer is full: send instead.
+    pub(crate) fn queue<T: Serialize + ?Sized>(&self, value: &T) -> Result<bool> {
+        match self.inner.queue(value) {
+            Ok(()) => Ok(true),
+            Err(SendError::Full) => Ok(false),
+            Err(e) => Err(send_error(e)),
+        }
+    }
+
+    /// Writes what [`queue`](Self::queue) left, never waiting (see
+    /// [`mcp::LineWriter::flush_queued`]).
+    pub(crate) fn flush_queued(&self)
+    where
+        W: Send + 'static,
+    {
+        self.inner.flush_queued();
+    }
+
+    /// Writes what is queued, then closes the pipe (the CLI sees EOF on
+    /// stdin). Idempotent. (The session closes stdin through
+    /// [`ProcessGroup::shutdown`](mcp::ProcessGroup::shutdown).)
+    #[cfg(test)]
+    pub(crate) async fn close(&self) -> Result<()> {
+        self.inner.close().await.map_err(send_error)
+    }
+
+    /// Whether the writer is closed (by `close` or after a failed write).
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// The CLI process: the shared [`mcp::ProcessGroup`] (exit status,
+/// graceful [`shutdown`](mcp::ProcessGroup::shutdown), stderr tail, kill
+/// on drop), plus [`exit_error`](Self::exit_error).
+#[derive(Debug)]
+pub(crate) struct ChildHandle(mcp::ProcessGroup);
+
+impl std::ops::Deref for ChildHandle {
+    type Target = mcp::ProcessGroup;
+
+    fn deref(&self) -> &mcp::ProcessGroup {
+        &self.0
+    }
+}
+
+impl ChildHandle {
+    /// Builds [`Error::CliExited`] after the CLI closed its stdout: waits up
+    /// to `grace` for the exit status and for stderr to end, then reports
+    /// code, signal (both `None` if it has not exited) and the stderr tail.
+    pub(crate) async fn exit_error(&self, grace: Duration) -> Error {
+        use std::os::unix::process::ExitStatusExt;
+        let deadline = Instant::now() + grace;
+        let status = tokio::time::timeout_at(deadline, self.wait()).await.ok();
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.stderr_finished(left.max(Duration::from_millis(50)))
+            .await;
+        Error::CliExited {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            stderr_tail: self.stderr_tail(),
+        }
+    }
+}
