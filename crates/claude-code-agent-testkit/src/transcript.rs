@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use claude_code_agent::message::{ResultMessage, ToolResultBlock, ToolUseBlock};
+use claude_code_agent::message::{ResultMessage, SkippedLine, ToolResultBlock, ToolUseBlock};
 use claude_code_agent::{ContentBlock, Message};
 
 /// The `tool_use` blocks of the assistant messages, in order.
@@ -77,23 +77,23 @@ pub fn assistant_text(messages: &[Message]) -> String {
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct Drained {
-    /// The messages, in order.
+    /// The messages, in order, the reports of skipped lines
+    /// ([`Message::SkippedLine`]) among them.
     pub messages: Vec<Message>,
-    /// The reports of lines the SDK had to skip (errors after which the
-    /// stream went on: [`claude_code_agent::Error::ends_stream`] is `false`), in
-    /// order.
-    pub reports: Vec<claude_code_agent::Error>,
-    /// The error that ended the stream, if any.
+    /// The lines the SDK had to skip, in order: the
+    /// [`Message::SkippedLine`]s of [`messages`](Self::messages).
+    pub skipped: Vec<SkippedLine>,
+    /// The error that ended the stream, if any (always its last item).
     pub error: Option<claude_code_agent::Error>,
 }
 
 /// Reads a message stream to its end: the messages, the reports of skipped
-/// lines (which do not end it), and the error that ended it, if any.
+/// lines among them (which do not end it), and the error that ended it, if
+/// any.
 ///
 /// # Panics
 ///
-/// When the stream goes on after an error that ends it (it must end within
-/// 10 s).
+/// When the stream goes on after an error (it must end within 10 s).
 pub async fn drain_all<S>(stream: S) -> Drained
 where
     S: futures::Stream<Item = claude_code_agent::Result<Message>>,
@@ -103,11 +103,14 @@ where
     let mut drained = Drained::default();
     while let Some(item) = stream.next().await {
         match item {
-            Ok(m) => drained.messages.push(m),
-            // A skipped line: reported, and the stream goes on.
-            Err(e) if !e.ends_stream() => drained.reports.push(e),
+            Ok(m) => {
+                if let Message::SkippedLine(skipped) = &m {
+                    drained.skipped.push(skipped.clone());
+                }
+                drained.messages.push(m);
+            }
             Err(e) => {
-                // A stream ends after an error that ends it; make sure it does.
+                // An error is a stream's last item; make sure it is.
                 let next = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
                 assert!(
                     matches!(next, Ok(None)),
@@ -127,16 +130,16 @@ where
 /// # Panics
 ///
 /// When the stream reported a skipped line (use [`drain_all`] to see
-/// them), or went on after an error that ends it.
+/// them), or went on after an error.
 pub async fn drain<S>(stream: S) -> (Vec<Message>, Option<claude_code_agent::Error>)
 where
     S: futures::Stream<Item = claude_code_agent::Result<Message>>,
 {
     let drained = drain_all(stream).await;
     assert!(
-        drained.reports.is_empty(),
+        drained.skipped.is_empty(),
         "the stream reported skipped lines (see transcript::drain_all): {:?}",
-        drained.reports
+        drained.skipped
     );
     (drained.messages, drained.error)
 }

@@ -96,12 +96,20 @@ impl Client {
     }
 
     /// Every message from the CLI, until it ends.
+    ///
+    /// An `Err` is the stream's last item (the CLI exited, the messages
+    /// not read passed [`Options::max_buffered_bytes`],
+    /// [`Error::AlreadyReceiving`]); a line the SDK had to skip is a
+    /// [`Message::SkippedLine`] and the stream goes on (see
+    /// [`MessageStream`]).
     pub fn receive_messages(&self) -> MessageStream<'_> {
         self.messages(false)
     }
 
-    /// Messages up to and including the next [`Message::Result`] (or an
-    /// error that ends the session).
+    /// Messages up to and including the next [`Message::Result`], or up to
+    /// an error, which is the last item (the session ended). A line the SDK
+    /// had to skip is a [`Message::SkippedLine`], and the turn goes on, as
+    /// in [`receive_messages`](Self::receive_messages).
     pub fn receive_response(&self) -> MessageStream<'_> {
         self.messages(true)
     }
@@ -124,10 +132,9 @@ impl Client {
                 State::Busy => Some((Err(Error::AlreadyReceiving), State::Done)),
                 State::Reading(mut loan) => {
                     let item = loan.next().await?;
-                    let done = match &item {
-                        Ok(message) => until_result && message.is_result(),
-                        Err(e) => e.ends_stream(),
-                    };
+                    // After an error the stream ends: `MessageStream` drops
+                    // the loan, which gives the queue back.
+                    let done = until_result && matches!(&item, Ok(m) if m.is_result());
                     Some((
                         item,
                         if done {

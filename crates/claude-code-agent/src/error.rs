@@ -41,23 +41,17 @@ pub enum Error {
         stderr_tail: String,
     },
 
-    /// The CLI wrote something that breaks the protocol.
+    /// The CLI wrote something that breaks the protocol: from decoding a
+    /// line yourself ([`Incoming::from_slice`](crate::protocol::Incoming::from_slice)).
+    /// Never an item of a [`MessageStream`](crate::MessageStream), where a
+    /// line that does not parse is a
+    /// [`Message::SkippedLine`](crate::Message::SkippedLine).
     #[error("protocol violation: {message}; offending line: {}", truncate_for_display(.line))]
     Protocol {
         /// What was wrong.
         message: String,
         /// The offending line (possibly long; displayed truncated).
         line: String,
-    },
-
-    /// A line from the CLI was longer than the configured cap. The line was
-    /// skipped; the session goes on.
-    #[error(
-        "a line from the CLI was longer than the limit of {limit} bytes and was skipped (raise Options::max_line_bytes)"
-    )]
-    LineTooLong {
-        /// The configured cap, in bytes.
-        limit: usize,
     },
 
     /// A control request sent to the CLI got no answer in time.
@@ -127,17 +121,6 @@ pub enum Error {
     },
 }
 
-impl Error {
-    /// Whether this error, as an item of a [`MessageStream`](crate::MessageStream),
-    /// is its last. `false` only for the reports of a line the SDK had to
-    /// skip, [`Error::LineTooLong`] and [`Error::Protocol`]: nothing the CLI
-    /// sends is fatal, so the stream goes on after them. Every other error
-    /// ends the stream.
-    pub fn ends_stream(&self) -> bool {
-        !matches!(self, Error::LineTooLong { .. } | Error::Protocol { .. })
-    }
-}
-
 fn display_paths(paths: &[PathBuf]) -> String {
     if paths.is_empty() {
         return "(nothing)".into();
@@ -202,23 +185,5 @@ mod tests {
         let shown = truncate_for_display(&line);
         assert!(shown.len() < 600);
         assert!(shown.ends_with("(2000 bytes in all)"));
-    }
-
-    #[test]
-    fn only_reports_of_skipped_lines_let_a_stream_go_on() {
-        let protocol = Error::Protocol {
-            message: "number out of range".into(),
-            line: "{\"n\":1e999}".into(),
-        };
-        assert!(!protocol.ends_stream());
-        assert!(!Error::LineTooLong { limit: 10 }.ends_stream());
-        assert!(Error::MessageBufferFull { limit: 10 }.ends_stream());
-        assert!(Error::Closed.ends_stream());
-        let exited = Error::CliExited {
-            code: Some(1),
-            signal: None,
-            stderr_tail: String::new(),
-        };
-        assert!(exited.ends_stream());
     }
 }

@@ -78,7 +78,8 @@ impl From<Vec<ContentBlock>> for PromptInput {
 /// (its `initialize` answer, the pid, the control requests).
 ///
 /// It is a [`Stream`] of `Result<Message>` with the same rules as
-/// [`MessageStream`], and `Unpin`. The CLI starts on the first poll, so
+/// [`MessageStream`] (an `Err` is its last item; a skipped line is a
+/// [`Message::SkippedLine`]), and `Unpin`. The CLI starts on the first poll, so
 /// [`control`](Self::control) is `None` until the stream has yielded its
 /// first item (or failed to start), and its requests fail once the query
 /// is over.
@@ -114,6 +115,12 @@ impl Stream for Query {
     }
 }
 
+impl futures::stream::FusedStream for Query {
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
+
 impl std::fmt::Debug for Query {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Query")
@@ -127,8 +134,13 @@ impl std::fmt::Debug for Query {
 ///
 /// The CLI is started on the first poll and shut down (stdin closed, then
 /// waited for and reaped) after the last `result`. Dropping the stream early
-/// kills the CLI's whole process group. See [`MessageStream`] for which
-/// errors end the stream.
+/// kills the CLI's whole process group.
+///
+/// An `Err` item ends the stream (the CLI could not start, or exited
+/// mid-turn, …; the CLI is let go at once), so `?` on each item is the
+/// whole of the error handling. Nothing the CLI writes is an error: a line
+/// the SDK had to skip is a [`Message::SkippedLine`] and the turn goes on
+/// (see [`MessageStream`]).
 ///
 /// ```no_run
 /// use claude_code_agent::{Message, Options, query};
@@ -137,8 +149,10 @@ impl std::fmt::Debug for Query {
 /// # async fn run() -> claude_code_agent::Result<()> {
 /// let mut stream = query("What is 2 + 2?", Options::new());
 /// while let Some(message) = stream.next().await {
-///     if let Message::Assistant(m) = message? {
-///         println!("{}", m.text());
+///     match message? {
+///         Message::Assistant(m) => println!("{}", m.text()),
+///         Message::SkippedLine(skipped) => eprintln!("warning: {skipped}"),
+///         _ => {}
 ///     }
 /// }
 /// # Ok(())
@@ -163,21 +177,17 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
         input_done: Arc<AtomicBool>,
     }
 
+    /// The next item. After an error the stream ends ([`MessageStream`]
+    /// drops this state, and with it the session).
     async fn next(mut run: Box<Run>) -> Option<(Result<Message>, State)> {
         let item = run.inbox.next(run.session.conn.closed()).await?;
-        let state = match &item {
-            Ok(message) => {
-                let last = message.is_result()
-                    && run.input_done.load(Ordering::SeqCst)
-                    && run.session.conn.open_turns() == 0;
-                if last {
-                    State::Finish(run)
-                } else {
-                    State::Running(run)
-                }
-            }
-            Err(e) if !e.ends_stream() => State::Running(run),
-            Err(_) => State::Done,
+        let last = matches!(&item, Ok(message) if message.is_result())
+            && run.input_done.load(Ordering::SeqCst)
+            && run.session.conn.open_turns() == 0;
+        let state = if last {
+            State::Finish(run)
+        } else {
+            State::Running(run)
         };
         Some((item, state))
     }

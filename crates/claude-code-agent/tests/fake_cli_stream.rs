@@ -1,12 +1,13 @@
 //! Faults in what the CLI writes on stdout, against the fake CLI:
 //! garbage (skipped), truncated, invalid UTF-8 and undecodable objects
-//! (reported, the stream goes on), over-long and huge lines, unknown
-//! message types and subtypes.
+//! (reported as `Message::SkippedLine`, the stream goes on), over-long and
+//! huge lines, unknown message types and subtypes. None of them is an
+//! error item.
 
 mod fake_support;
 
-use claude_code_agent::message::SystemMessage;
-use claude_code_agent::{Client, ContentBlock, Error, Message, query};
+use claude_code_agent::message::{SkipReason, SkippedLine, SystemMessage};
+use claude_code_agent::{Client, ContentBlock, Message, query};
 use fake_support::{bounded, collect, errors, fake, final_result};
 use serde_json::json;
 
@@ -26,17 +27,29 @@ fn assistant_texts(messages: &[claude_code_agent::Result<Message>]) -> Vec<Strin
 /// lines) is skipped without a word to the user.
 const BROKEN_OBJECTS: [&str; 2] = ["\"te", "\"bad\""];
 
-fn protocol_reports<'a>(errs: &[&'a Error]) -> Vec<&'a str> {
-    errs.iter()
-        .map(|e| match e {
-            Error::Protocol { message, line } => {
-                assert!(
-                    message.starts_with("a line that starts as a JSON object does not parse"),
-                    "{message}"
-                );
-                line.as_str()
+/// The reports of skipped lines in a transcript.
+fn skipped(messages: &[claude_code_agent::Result<Message>]) -> Vec<&SkippedLine> {
+    messages
+        .iter()
+        .filter_map(|m| match m {
+            Ok(Message::SkippedLine(s)) => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The excerpts of the reports of lines that did not parse, asserting that
+/// every report is one, with serde's error, and that no item is an error.
+fn invalid_reports(messages: &[claude_code_agent::Result<Message>]) -> Vec<&str> {
+    assert!(errors(messages).is_empty(), "{messages:?}");
+    skipped(messages)
+        .into_iter()
+        .map(|s| match &s.reason {
+            SkipReason::Invalid(e) => {
+                assert!(e.is_syntax() || e.is_eof(), "{e}");
+                s.excerpt.as_str()
             }
-            other => panic!("not a Protocol report: {other:?}"),
+            other => panic!("not a report of a line that does not parse: {other:?}"),
         })
         .collect()
 }
@@ -45,7 +58,7 @@ fn protocol_reports<'a>(errs: &[&'a Error]) -> Vec<&'a str> {
 async fn garbage_is_skipped_and_broken_objects_are_reported() {
     let fake = fake("stdout_garbage", json!({}));
     let messages = bounded(30, collect(query("hi", fake.options.clone()))).await;
-    let reports = protocol_reports(&errors(&messages));
+    let reports = invalid_reports(&messages);
     assert_eq!(reports.len(), BROKEN_OBJECTS.len(), "{reports:?}");
     for (line, part) in reports.iter().zip(BROKEN_OBJECTS) {
         assert!(line.contains(part), "{line:?} does not contain {part:?}");
@@ -64,12 +77,12 @@ async fn garbage_is_skipped_and_broken_objects_are_reported() {
 
 /// A JSON object serde cannot hold (`1e999`: serde calls a number out of
 /// range a syntax error) ends neither `query()` nor `receive_response`, and
-/// the user is told: it is one `Error::Protocol` item naming the line, after
+/// the user is told: it is one `Message::SkippedLine` with the line, after
 /// which both go on to the end of the turn.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_undecodable_line_does_not_end_the_stream() {
     let check = |messages: &[claude_code_agent::Result<Message>]| {
-        let reports = protocol_reports(&errors(messages));
+        let reports = invalid_reports(messages);
         // The garbage's broken objects, then the undecodable line.
         assert_eq!(reports.len(), BROKEN_OBJECTS.len() + 1, "{reports:?}");
         assert_eq!(
@@ -78,7 +91,7 @@ async fn an_undecodable_line_does_not_end_the_stream() {
         );
         let at = messages
             .iter()
-            .position(|m| matches!(m, Err(Error::Protocol { line, .. }) if line.contains("1e999")))
+            .position(|m| matches!(m, Ok(Message::SkippedLine(s)) if s.excerpt.contains("1e999")))
             .expect("the report");
         // The messages after the report: the turn went on.
         assert!(
@@ -106,16 +119,23 @@ async fn an_undecodable_line_does_not_end_the_stream() {
     fake.assert_gone().await;
 }
 
-/// A skipped line is reported as an error item and the stream goes on, in
-/// `query()` and in `receive_response` alike.
+/// A line over the cap is reported as a `Message::SkippedLine` (its
+/// length, the cap, its first bytes) and the stream goes on, in `query()`
+/// and in `receive_response` alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_over_the_cap_is_reported_and_the_session_goes_on() {
     let check = |messages: &[claude_code_agent::Result<Message>]| {
-        let errs = errors(messages);
-        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errors(messages).is_empty(), "{messages:?}");
+        let reports = skipped(messages);
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert_eq!(reports[0].reason, SkipReason::TooLong { limit: 1 << 20 });
+        assert!(reports[0].len > 3 << 20, "{:?}", reports[0].len);
         assert!(
-            matches!(errs[0], Error::LineTooLong { limit } if *limit == 1 << 20),
-            "{errs:?}"
+            reports[0]
+                .excerpt
+                .starts_with(r#"{"type":"assistant","message":{"id":"msg_huge""#),
+            "{:?}",
+            reports[0].excerpt
         );
         assert_eq!(assistant_texts(messages), ["after the huge line"]);
         assert_eq!(
@@ -144,6 +164,7 @@ async fn a_64_mib_line_is_delivered_whole() {
     let fake = fake("huge_line", json!({"bytes": 64 << 20}));
     let messages = bounded(120, collect(query("hi", fake.options.clone()))).await;
     assert!(errors(&messages).is_empty(), "{:?}", errors(&messages));
+    assert!(skipped(&messages).is_empty(), "{:?}", skipped(&messages));
     let texts = assistant_texts(&messages);
     assert_eq!(texts.len(), 2);
     assert_eq!(texts[0].len(), 64 << 20);
@@ -158,6 +179,7 @@ async fn unknown_types_subtypes_blocks_and_requests_are_not_errors() {
     let fake = fake("unknown_messages", json!({}));
     let messages = bounded(30, collect(query("hi", fake.options.clone()))).await;
     assert!(errors(&messages).is_empty(), "{messages:?}");
+    assert!(skipped(&messages).is_empty(), "{messages:?}");
     let unknown_type = messages.iter().find_map(|m| match m {
         Ok(Message::Unknown(v)) => Some(v.clone()),
         _ => None,

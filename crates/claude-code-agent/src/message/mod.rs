@@ -26,6 +26,7 @@ mod assistant;
 mod content;
 mod events;
 mod result;
+mod skipped;
 mod stream;
 mod system;
 mod system_events;
@@ -48,6 +49,7 @@ pub use events::{
     ActiveGoal, AuthStatus, ConversationReset, McpProgress, PromptSuggestion, ToolUseSummary,
 };
 pub use result::{ModelUsage, PermissionDenial, ResultMessage, ResultSubtype, TerminalReason};
+pub use skipped::{SkipReason, SkippedLine};
 pub use stream::{
     ApiStreamEvent, CommandLifecycle, CommandState, ContentBlockDelta, ContentBlockStart,
     ContentBlockStop, Delta, InputJsonDelta, KeepAlive, MessageDelta, MessageStart, MessageStop,
@@ -72,7 +74,13 @@ macro_rules! messages {
     ($($(#[$m:meta])* $wire:literal => $variant:ident($inner:ty)),* $(,)?) => {
         /// One message the CLI wrote on stdout (control envelopes excluded; see
         /// [`crate::protocol::Incoming`] for the classification of a whole line),
-        /// or one the SDK made itself ([`Message::McpProgress`]).
+        /// or one the SDK made itself ([`Message::McpProgress`],
+        /// [`Message::SkippedLine`]).
+        ///
+        /// In a stream ([`MessageStream`](crate::MessageStream)), nothing the
+        /// CLI writes is an error: a line the SDK could not read is a
+        /// [`Message::SkippedLine`] and the stream goes on, so a loop that
+        /// stops at the first `Err` with `?` sees every turn to its end.
         #[derive(Debug, Clone, PartialEq)]
         #[non_exhaustive]
         pub enum Message {
@@ -81,6 +89,10 @@ macro_rules! messages {
             $($(#[$m])* $variant($inner),)*
             /// `keep_alive`: ignore it.
             KeepAlive(KeepAlive),
+            /// `skipped_line`: a line from the CLI the SDK had to skip (too long,
+            /// or a JSON object that does not parse), so a message may be
+            /// missing. Made by the SDK; the stream goes on after it.
+            SkippedLine(SkippedLine),
             /// Any other JSON (unknown `type`, missing required fields, not an object).
             Unknown(Value),
         }
@@ -108,6 +120,7 @@ macro_rules! messages {
                     Self::System(_) => "system",
                     $(Self::$variant(_) => $wire,)*
                     Self::KeepAlive(_) => "keep_alive",
+                    Self::SkippedLine(_) => "skipped_line",
                     Self::Unknown(v) => return v.get("type").and_then(Value::as_str),
                 })
             }
@@ -117,7 +130,7 @@ macro_rules! messages {
                 match self {
                     Self::System(m) => m.session_id(),
                     $(Self::$variant(m) => m.session_id.as_deref(),)*
-                    Self::KeepAlive(_) => None,
+                    Self::KeepAlive(_) | Self::SkippedLine(_) => None,
                     Self::Unknown(v) => v.get("session_id").and_then(Value::as_str),
                 }
             }
@@ -127,7 +140,7 @@ macro_rules! messages {
                 match self {
                     Self::System(m) => m.uuid(),
                     $(Self::$variant(m) => m.uuid.as_deref(),)*
-                    Self::KeepAlive(_) => None,
+                    Self::KeepAlive(_) | Self::SkippedLine(_) => None,
                     Self::Unknown(v) => v.get("uuid").and_then(Value::as_str),
                 }
             }
@@ -139,6 +152,7 @@ macro_rules! messages {
                     Self::System(m) => m.serialize(s),
                     $(Self::$variant(m) => m.serialize(s),)*
                     Self::KeepAlive(m) => m.serialize(s),
+                    Self::SkippedLine(m) => m.serialize(s),
                     Self::Unknown(v) => v.serialize(s),
                 }
             }

@@ -517,8 +517,10 @@ impl Options {
     }
 
     /// The longest line accepted from the CLI, in bytes (default
-    /// [`DEFAULT_MAX_LINE_BYTES`]). A longer line is skipped and reported as
-    /// [`Error::LineTooLong`](crate::Error::LineTooLong); the session goes on.
+    /// [`DEFAULT_MAX_LINE_BYTES`]). A longer line is skipped, discarded as it
+    /// arrives, and reported as a [`Message::SkippedLine`](crate::Message::SkippedLine)
+    /// ([`SkipReason::TooLong`](crate::message::SkipReason::TooLong)); the
+    /// session goes on.
     pub fn max_line_bytes(mut self, bytes: usize) -> Self {
         self.max_line_bytes = Some(bytes);
         self

@@ -80,13 +80,8 @@ pub(crate) fn json_size(value: &Value) -> usize {
     }
 }
 
-/// What an error report is charged (a protocol error carries its line).
-fn error_size(error: &Error) -> usize {
-    match error {
-        Error::Protocol { line, message } => line.len() + message.len(),
-        _ => 64,
-    }
-}
+/// What the error that ends a session is charged.
+const ERROR_SIZE: usize = 64;
 
 type Item = (Result<Message>, usize);
 
@@ -156,36 +151,25 @@ impl MessageSender {
 
     /// Queues a message of `size` bytes.
     pub(crate) fn push(&self, message: Message, size: usize) -> std::result::Result<(), Overflow> {
-        self.push_item(Ok(message), size)
-    }
-
-    /// Queues a report of a line that was skipped (too long, or not
-    /// decodable); the stream goes on after it.
-    pub(crate) fn report(&self, error: Error) -> std::result::Result<(), Overflow> {
-        let size = error_size(&error);
-        self.push_item(Err(error), size)
-    }
-
-    /// Queues the error that ends the session, whatever the budget.
-    pub(crate) fn finish(&self, error: Error) {
-        let size = error_size(&error);
-        self.budget.force_reserve(size);
-        if self.tx.send((Err(error), size)).is_err() {
-            self.budget.release(size);
-        }
-    }
-
-    fn push_item(&self, item: Result<Message>, size: usize) -> std::result::Result<(), Overflow> {
         if !self.budget.try_reserve(size) {
             return Err(Overflow {
                 limit: self.budget.limit(),
             });
         }
-        if self.tx.send((item, size)).is_err() {
+        if self.tx.send((Ok(message), size)).is_err() {
             // Nobody will read it: the user's end is gone.
             self.budget.release(size);
         }
         Ok(())
+    }
+
+    /// Queues the error that ends the session, whatever the budget: the
+    /// only error the queue ever holds, and its last item.
+    pub(crate) fn finish(&self, error: Error) {
+        self.budget.force_reserve(ERROR_SIZE);
+        if self.tx.send((Err(error), ERROR_SIZE)).is_err() {
+            self.budget.release(ERROR_SIZE);
+        }
     }
 }
 

@@ -23,8 +23,9 @@ use super::Connection;
 use super::queue::{MessageSender, Overflow, json_size};
 use crate::error::{Error, Result};
 use crate::mcp::transport::{Parsed, parse_object};
+use crate::message::Message;
 use crate::protocol::{ControlRequest, Incoming};
-use crate::transport::{BlockingPipe, LineReader};
+use crate::transport::{BlockingPipe, LineReader, Read};
 
 /// Starts the reader thread for `reader`, and the task that ends the
 /// session after it. Must be called inside a Tokio runtime.
@@ -73,10 +74,13 @@ fn read(
         &waker,
     ) {
         let routed = match line {
-            Ok(line) => conn.route(line, messages),
-            // A line too long or not decodable: reported, and the session
-            // goes on (nothing the CLI sends is fatal).
-            Err(e @ (Error::LineTooLong { .. } | Error::Protocol { .. })) => messages.report(e),
+            Ok(Read::Value(line)) => conn.route(line, messages),
+            // A line too long or not decodable: a message of its own for
+            // the user, and the session goes on.
+            Ok(Read::Skipped(skipped)) => {
+                let size = skipped.queued_size();
+                messages.push(Message::SkippedLine(skipped), size)
+            }
             Err(e) => {
                 tracing::debug!("reading the CLI's stdout failed: {e}");
                 break;

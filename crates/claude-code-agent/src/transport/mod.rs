@@ -32,6 +32,7 @@ pub use claude_code_agent_mcp::transport::{ShutdownTimeouts, StderrCallback};
 pub use discover::find_cli;
 
 use crate::error::{Error, Result};
+use crate::message::{SkipReason, SkippedLine};
 
 /// Default cap on one stdout line: 256 MiB (the CLI's own per-line cap on
 /// its input is 268 435 456 characters).
@@ -142,20 +143,30 @@ pub(crate) fn spawn(config: SpawnConfig) -> Result<Process> {
     })
 }
 
+/// One line the [`LineReader`] read: a value, or the report of a line it
+/// had to skip (nothing the CLI writes is an error).
+#[derive(Debug)]
+pub(crate) enum Read<T> {
+    /// The line's value.
+    Value(T),
+    /// A line that may have been a message, skipped; reading goes on.
+    Skipped(SkippedLine),
+}
+
 /// Reads the CLI's stdout as newline-delimited JSON objects: the shared
-/// [`mcp::LineReader`] with the CLI's policy.
+/// [`mcp::LineReader`] with the CLI's policy. What the CLI writes is never
+/// an error; only failing to read is.
 ///
-/// * A line over the cap yields one [`Error::LineTooLong`]; reading goes
-///   on after it.
+/// * A line over the cap is one [`Read::Skipped`] ([`SkipReason::TooLong`]).
 /// * Blank lines and lines that do not start with `{` (diagnostics such as
 ///   `[SandboxDebug] …`, garbage, a JSON array) are skipped with a
 ///   `tracing::warn!`: they are not messages.
 /// * A line that starts with `{` but does not parse (truncated JSON,
 ///   invalid UTF-8 in a string, a number no `f64` holds such as `1e999`)
 ///   and a JSON object that does not fit the type asked for are each one
-///   [`Error::Protocol`]: a message was lost, and the user is told. Reading
-///   goes on after it.
-/// * A read error is returned once, then the stream ends.
+///   [`Read::Skipped`] ([`SkipReason::Invalid`]): a message was lost, and
+///   the user is told.
+/// * A read error is returned once ([`Error::Io`]), then the stream ends.
 #[derive(Debug)]
 pub(crate) struct LineReader<R = ChildStdout> {
     inner: mcp::LineReader<R>,
@@ -182,7 +193,7 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
 
     /// The next JSON object as a [`serde_json::Value`]; `None` at the end.
     #[cfg(test)]
-    pub(crate) async fn next_line(&mut self) -> Option<Result<serde_json::Value>> {
+    pub(crate) async fn next_line(&mut self) -> Option<Result<Read<serde_json::Value>>> {
         self.next_json_or(|| {}).await
     }
 
@@ -192,14 +203,14 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     pub(crate) async fn next_line_or(
         &mut self,
         before_wait: impl FnMut(),
-    ) -> Option<Result<serde_json::Value>> {
+    ) -> Option<Result<Read<serde_json::Value>>> {
         self.next_json_or(before_wait).await
     }
 
     /// The next JSON object, deserialized straight from the read buffer
     /// into `T`; `None` at the end.
     #[cfg(test)]
-    pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<T>> {
+    pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<Read<T>>> {
         self.next_json_or(|| {}).await
     }
 
@@ -209,7 +220,7 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     async fn next_json_or<T: DeserializeOwned>(
         &mut self,
         before_wait: impl FnMut(),
-    ) -> Option<Result<T>> {
+    ) -> Option<Result<Read<T>>> {
         self.next_decoded_or(before_wait, |line| mcp::parse_object::<T>(line))
             .await
     }
@@ -224,7 +235,7 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
         &mut self,
         mut before_wait: impl FnMut(),
         mut decode: impl FnMut(&[u8]) -> Parsed<T>,
-    ) -> Option<Result<T>> {
+    ) -> Option<Result<Read<T>>> {
         let limit = self.inner.max_line_bytes();
         loop {
             if !self.inner.line_ready() {
@@ -237,31 +248,36 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
             };
             let line = match line {
                 Line::Text(line) => line,
-                Line::TooLong { len, .. } => {
+                Line::TooLong { len, head } => {
                     tracing::warn!(
                         limit,
                         len,
-                        "skipping a line from the CLI longer than the limit"
+                        "skipping a line from the CLI longer than the limit: {}",
+                        mcp::lines::preview(head.trim_ascii(), PREVIEW),
                     );
-                    return Some(Err(Error::LineTooLong { limit }));
+                    let reason = SkipReason::TooLong { limit };
+                    return Some(Ok(Read::Skipped(SkippedLine::new(reason, head, len))));
                 }
             };
             match decode(line) {
                 Parsed::Blank => {}
-                Parsed::Value(value) => return Some(Ok(value)),
-                Parsed::Mismatch(e) => {
-                    return Some(Err(Error::Protocol {
-                        message: format!("unexpected message shape: {e}"),
-                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
-                    }));
-                }
-                // Starts like a message but does not parse: serde calls a
-                // number out of range a syntax error, like truncated JSON.
-                Parsed::Invalid(Some(e)) => {
-                    return Some(Err(Error::Protocol {
-                        message: format!("a line that starts as a JSON object does not parse: {e}"),
-                        line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
-                    }));
+                Parsed::Value(value) => return Some(Ok(Read::Value(value))),
+                // Starts like a message but does not parse (serde calls a
+                // number out of range a syntax error, like truncated JSON),
+                // or does not fit the type asked for.
+                Parsed::Invalid(Some(e)) | Parsed::Mismatch(e) => {
+                    tracing::warn!(
+                        len = line.len(),
+                        "skipping a line from the CLI that starts as a JSON object but does not \
+                         parse ({e}): {}",
+                        mcp::lines::preview(line.trim_ascii(), PREVIEW),
+                    );
+                    let reason = SkipReason::Invalid(std::sync::Arc::new(e));
+                    return Some(Ok(Read::Skipped(SkippedLine::new(
+                        reason,
+                        line,
+                        line.len(),
+                    ))));
                 }
                 Parsed::Invalid(None) => {
                     tracing::warn!(

@@ -1,6 +1,7 @@
 //! The reader and writer adapters over in-memory streams: the CLI's policy
-//! (objects only, `Protocol` for an object that does not parse or whose
-//! shape does not fit, `LineTooLong`, one `Io` error) and the writer's errors in this crate's terms.
+//! (objects only; a skipped line reported for an object that does not
+//! parse or whose shape does not fit, and for a line over the cap; one `Io`
+//! error) and the writer's errors in this crate's terms.
 
 use std::collections::HashMap;
 
@@ -9,13 +10,26 @@ use tokio::io::AsyncReadExt;
 
 use super::support::within;
 use crate::error::Error;
-use crate::transport::{LineReader, LineWriter};
+use crate::message::{SkipReason, SkippedLine};
+use crate::transport::{LineReader, LineWriter, Read};
 
-async fn collect(data: &[u8], max: usize) -> Vec<Result<Value, String>> {
+/// An item that must be a value.
+fn value(item: Option<crate::Result<Read<Value>>>) -> Value {
+    match item {
+        Some(Ok(Read::Value(value))) => value,
+        other => panic!("expected a value, got {other:?}"),
+    }
+}
+
+/// Every line read: a value, or the report of a skipped line.
+async fn collect(data: &[u8], max: usize) -> Vec<Result<Value, SkippedLine>> {
     let mut r = LineReader::new(data, max);
     let mut out = Vec::new();
     while let Some(item) = within(10, r.next_line()).await {
-        out.push(item.map_err(|e| e.to_string()));
+        out.push(match item.expect("no read error") {
+            Read::Value(value) => Ok(value),
+            Read::Skipped(skipped) => Err(skipped),
+        });
     }
     assert!(r.next_line().await.is_none(), "stays at the end");
     out
@@ -29,30 +43,33 @@ async fn yields_objects_skips_non_objects_and_reports_broken_objects() {
     data.extend_from_slice(b"{\"n\":1e999}\n");
     data.extend_from_slice(b"  {\"b\":2}  \n{\"c\":3}"); // no final newline
     let got = collect(&data, 1 << 20).await;
-    let protocol = |line: &str| match got
-        .iter()
-        .find(|g| g.as_ref().is_err_and(|e| e.contains(line)))
-    {
-        Some(Err(e)) => assert!(
-            e.starts_with("protocol violation: a line that starts as a JSON object does not parse"),
-            "{e}"
-        ),
-        _ => panic!("no report of {line}: {got:?}"),
+    let invalid = |at: usize, excerpt: &str, bytes: usize| match &got[at] {
+        Err(SkippedLine {
+            reason: SkipReason::Invalid(e),
+            excerpt: got,
+            len,
+            ..
+        }) => {
+            assert_eq!(got, excerpt);
+            assert_eq!(*len, bytes);
+            assert!(e.is_syntax() || e.is_eof(), "{e}");
+        }
+        other => panic!("no report of {excerpt}: {other:?}"),
     };
-    // Lines that start as objects but do not parse are reported, in order;
-    // lines that are not objects at all are skipped.
+    // Lines that start as objects but do not parse are reported, in order,
+    // with serde's error; lines that are not objects at all are skipped.
     assert_eq!(got.len(), 6, "{got:?}");
     assert_eq!(got[0], Ok(json!({"a":1})));
-    protocol("bad");
-    protocol("truncated");
-    protocol("1e999");
-    assert!(got[1..4].iter().all(Result::is_err), "{got:?}");
+    // Bytes that are not UTF-8 are U+FFFD in the excerpt, not in `len`.
+    invalid(1, "{\"bad\":\"\u{fffd}\u{fffd}\"}", 12);
+    invalid(2, "{\"truncated\": [1,", 17);
+    invalid(3, "{\"n\":1e999}", 11);
     assert_eq!(got[4], Ok(json!({"b":2})));
     assert_eq!(got[5], Ok(json!({"c":3})));
 }
 
 #[tokio::test]
-async fn over_long_lines_are_one_error_each_and_reading_resumes() {
+async fn over_long_lines_are_one_report_each_and_reading_resumes() {
     let data = format!(
         "{{\"x\":1}}\n{{\"big\":\"{}\"}}\n{{\"y\":2}}\n{}",
         "x".repeat(5000),
@@ -62,13 +79,22 @@ async fn over_long_lines_are_one_error_each_and_reading_resumes() {
     assert_eq!(got.len(), 4);
     assert_eq!(got[0], Ok(json!({"x":1})));
     assert_eq!(got[2], Ok(json!({"y":2})));
-    let too_long = Error::LineTooLong { limit: 1024 }.to_string();
-    assert_eq!(got[1], Err(too_long.clone()));
-    assert_eq!(got[3], Err(too_long));
+    let too_long = |excerpt: String, len| {
+        Err(SkippedLine {
+            reason: SkipReason::TooLong { limit: 1024 },
+            excerpt,
+            len,
+        })
+    };
+    assert_eq!(
+        got[1],
+        too_long(format!("{{\"big\":\"{}", "x".repeat(248)), 5010)
+    );
+    assert_eq!(got[3], too_long("q".repeat(256), 2000));
 }
 
 #[tokio::test]
-async fn wrong_shape_is_a_protocol_error_and_the_stream_goes_on() {
+async fn wrong_shape_is_a_skipped_line_and_the_stream_goes_on() {
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Msg {
         r#type: String,
@@ -76,15 +102,20 @@ async fn wrong_shape_is_a_protocol_error_and_the_stream_goes_on() {
     let data = "{\"type\":1}\nnot json\n{\"type\":\"ok\"}\n";
     let mut r = LineReader::new(data.as_bytes(), 1024);
     match r.next_json::<Msg>().await {
-        Some(Err(Error::Protocol { line, .. })) => assert_eq!(line, "{\"type\":1}"),
+        Some(Ok(Read::Skipped(SkippedLine {
+            reason: SkipReason::Invalid(e),
+            excerpt,
+            ..
+        }))) => {
+            assert_eq!(excerpt, "{\"type\":1}");
+            assert!(e.is_data(), "{e}");
+        }
         other => panic!("{other:?}"),
     }
-    assert_eq!(
-        r.next_json::<Msg>().await.unwrap().unwrap(),
-        Msg {
-            r#type: "ok".into()
-        }
-    );
+    match r.next_json::<Msg>().await {
+        Some(Ok(Read::Value(m))) => assert_eq!(m.r#type, "ok"),
+        other => panic!("{other:?}"),
+    }
     assert!(r.next_json::<Msg>().await.is_none());
 }
 
@@ -92,7 +123,7 @@ async fn wrong_shape_is_a_protocol_error_and_the_stream_goes_on() {
 async fn a_read_error_is_returned_once_then_the_stream_ends() {
     let failing = tokio_test_reader();
     let mut r = LineReader::new(failing, 1024);
-    assert_eq!(r.next_line().await.unwrap().unwrap(), json!({"a":1}));
+    assert!(matches!(r.next_line().await, Some(Ok(Read::Value(v))) if v == json!({"a":1})));
     assert!(matches!(r.next_line().await, Some(Err(Error::Io(_)))));
     assert!(r.next_line().await.is_none());
 }
@@ -151,16 +182,16 @@ async fn before_wait_runs_only_when_no_whole_line_is_buffered() {
     tx.write_all(b"{\"a\":1}\n\n[debug] not json\n{\"b\":2}\n{\"c\":")
         .await
         .unwrap();
-    assert_eq!(r.next_line_or(wait).await.unwrap().unwrap(), json!({"a":1}));
+    assert_eq!(value(r.next_line_or(wait).await), json!({"a":1}));
     assert_eq!(waits.get(), 1, "nothing was buffered before the first read");
     // Blank and skipped lines are buffered: no wait before `b`.
-    assert_eq!(r.next_line_or(wait).await.unwrap().unwrap(), json!({"b":2}));
+    assert_eq!(value(r.next_line_or(wait).await), json!({"b":2}));
     assert_eq!(waits.get(), 1);
     // `c` is not whole: about to wait, so `before_wait` runs first.
     let (line, ()) = tokio::join!(r.next_line_or(wait), async {
         tx.write_all(b"3}\n").await.unwrap();
     });
-    assert_eq!(line.unwrap().unwrap(), json!({"c":3}));
+    assert_eq!(value(line), json!({"c":3}));
     assert_eq!(waits.get(), 2);
     drop(tx);
     assert!(r.next_line_or(wait).await.is_none());

@@ -1,6 +1,6 @@
 //! The CLI transport with real child processes: the mapping onto this
-//! crate's errors (`Error::LineTooLong`, `Protocol`, `Io`, `Closed`,
-//! `CliExited`, `Spawn`), the spawn configuration, and the real CLI. The
+//! crate's terms (skipped lines, `Error::Io`, `Closed`, `CliExited`,
+//! `Spawn`), the spawn configuration, and the real CLI. The
 //! process hygiene itself is tested with the shared process group
 //! (`claude_code_agent_mcp::transport::process`).
 
@@ -11,19 +11,28 @@ use serde_json::{Value, json};
 
 use super::support::{TempDir, py, sh, within};
 use crate::error::Error;
-use crate::transport::{Process, ShutdownTimeouts, SpawnConfig, spawn};
+use crate::message::{SkipReason, SkippedLine};
+use crate::transport::{Process, Read, ShutdownTimeouts, SpawnConfig, spawn};
 
 const QUICK: ShutdownTimeouts = ShutdownTimeouts::both(Duration::from_millis(300));
 
 async fn next(p: &mut Process) -> Option<Value> {
-    within(60, p.reader.next_line()).await.map(|r| r.unwrap())
+    match within(60, p.reader.next_line()).await? {
+        Ok(Read::Value(value)) => Some(value),
+        other => panic!("expected a value, got {other:?}"),
+    }
 }
 
-/// The next item, which must be an `Error::Protocol` report: its line.
+/// The next item, which must be the report of a line that does not parse:
+/// its excerpt.
 async fn report(p: &mut Process) -> String {
     match within(60, p.reader.next_line()).await {
-        Some(Err(Error::Protocol { line, .. })) => line,
-        other => panic!("expected a Protocol report, got {other:?}"),
+        Some(Ok(Read::Skipped(SkippedLine {
+            reason: SkipReason::Invalid(_),
+            excerpt,
+            ..
+        }))) => excerpt,
+        other => panic!("expected the report of a skipped line, got {other:?}"),
     }
 }
 
@@ -56,7 +65,16 @@ async fn over_cap_line_then_a_normal_line_from_the_cli() {
     cfg.max_line_bytes = 1 << 20;
     let mut p = spawn(cfg).unwrap();
     match within(30, p.reader.next_line()).await {
-        Some(Err(Error::LineTooLong { limit })) => assert_eq!(limit, 1 << 20),
+        Some(Ok(Read::Skipped(SkippedLine {
+            reason: SkipReason::TooLong { limit },
+            excerpt,
+            len,
+            ..
+        }))) => {
+            assert_eq!(limit, 1 << 20);
+            assert_eq!(len, (8 << 20) + 8);
+            assert_eq!(excerpt, format!("{{\"a\":\"{}", "x".repeat(250)));
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(next(&mut p).await.unwrap(), json!({"next": 1}));
