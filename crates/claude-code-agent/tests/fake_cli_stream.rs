@@ -29,11 +29,21 @@ const BROKEN_OBJECTS: [&str; 2] = ["\"te", "\"bad\""];
 fn protocol_reports<'a>(errs: &[&'a Error]) -> Vec<&'a str> {
     errs.iter()
         .map(|e| match e {
-            Error::Protocol { message, line } => {
-                assert!(
-                    message.starts_with("a line that starts as a JSON object does not parse"),
-                    "{message}"
+            Error::Protocol {
+                message,
+                line,
+                source,
+            } => {
+                assert_eq!(
+                    message,
+                    "a line that starts as a JSON object does not parse"
                 );
+                // serde's own error is the source, and says what it found.
+                let cause = std::error::Error::source(*e)
+                    .and_then(|s| s.downcast_ref::<serde_json::Error>())
+                    .expect("the serde_json::Error is the source");
+                assert!(cause.is_syntax() || cause.is_eof(), "{cause:?}");
+                assert_eq!(cause.to_string(), source.to_string());
                 line.as_str()
             }
             other => panic!("not a Protocol report: {other:?}"),

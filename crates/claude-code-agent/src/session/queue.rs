@@ -83,7 +83,7 @@ pub(crate) fn json_size(value: &Value) -> usize {
 /// What an error report is charged (a protocol error carries its line).
 fn error_size(error: &Error) -> usize {
     match error {
-        Error::Protocol { line, message } => line.len() + message.len(),
+        Error::Protocol { line, message, .. } => line.len() + message.len(),
         _ => 64,
     }
 }

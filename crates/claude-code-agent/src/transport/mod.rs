@@ -249,18 +249,20 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
             match decode(line) {
                 Parsed::Blank => {}
                 Parsed::Value(value) => return Some(Ok(value)),
-                Parsed::Mismatch(e) => {
+                Parsed::Mismatch(source) => {
                     return Some(Err(Error::Protocol {
-                        message: format!("unexpected message shape: {e}"),
+                        message: "unexpected message shape".to_owned(),
                         line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                        source,
                     }));
                 }
                 // Starts like a message but does not parse: serde calls a
                 // number out of range a syntax error, like truncated JSON.
-                Parsed::Invalid(Some(e)) => {
+                Parsed::Invalid(Some(source)) => {
                     return Some(Err(Error::Protocol {
-                        message: format!("a line that starts as a JSON object does not parse: {e}"),
+                        message: "a line that starts as a JSON object does not parse".to_owned(),
                         line: String::from_utf8_lossy(line.trim_ascii()).into_owned(),
+                        source,
                     }));
                 }
                 Parsed::Invalid(None) => {
