@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, Inbox, McpClient, NOTIFICATION_BUFFER, SendOptions,
+    ClientOptions, Error, HandshakeMode, Inbox, McpClient, NOTIFICATION_BUFFER, SendOptions,
     Transport,
 };
 use claude_code_agent_mcp::server::serve_lines;
@@ -31,12 +31,12 @@ struct Chatty {
 }
 
 impl Transport for Chatty {
-    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
+    fn start(&self, inbox: Inbox) -> Result<(), Error> {
         *self.inbox.lock().unwrap() = Some(inbox);
         Ok(())
     }
 
-    fn send(&self, message: Value, _: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn send(&self, message: Value, _: SendOptions) -> BoxFuture<'_, Result<(), Error>> {
         let inbox = self.inbox.lock().unwrap().clone().unwrap();
         let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
             return Box::pin(async { Ok(()) });
@@ -57,7 +57,7 @@ impl Transport for Chatty {
         Box::pin(async { Ok(()) })
     }
 
-    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async { Ok(()) })
     }
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
+    ClientOptions, Error, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
 };
 use claude_code_agent_mcp::{Handler, Server, Tool, ToolContext};
 use serde_json::{Value, json};
@@ -106,11 +106,13 @@ async fn pair(mode: HandshakeMode) -> (McpClient, McpClient, Arc<AtomicBool>) {
     (direct, json, dropped)
 }
 
-fn outcome(r: Result<claude_code_agent_mcp::types::CallToolResult, ClientError>) -> String {
+fn outcome(r: Result<claude_code_agent_mcp::types::CallToolResult, Error>) -> String {
     match r {
         Ok(result) => format!("ok {}", serde_json::to_string(&result).unwrap()),
-        Err(ClientError::JsonRpc(e)) => format!("json-rpc {} {}", e.code, e.message),
-        Err(e) => format!("err {e}"),
+        Err(e) => match e.jsonrpc_error() {
+            Some(e) => format!("json-rpc {} {}", e.code, e.message),
+            None => format!("err {e}"),
+        },
     }
 }
 
@@ -210,7 +212,7 @@ async fn a_bad_stateless_meta_fails_the_call_as_over_json_rpc() {
 /// A call with the client's own `_meta` after one with a bad one.
 async fn b_again(
     client: &McpClient,
-) -> Result<claude_code_agent_mcp::types::CallToolResult, ClientError> {
+) -> Result<claude_code_agent_mcp::types::CallToolResult, Error> {
     client.call_tool("add", json!({"a": 1, "b": 2})).await
 }
 
@@ -247,7 +249,7 @@ async fn the_client_timeout_and_close_end_a_direct_call() {
         .call_tool_with("waits", json!({}), options)
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::Timeout(_)), "{err}");
+    assert!(err.is_timeout(), "{err}");
     assert!(
         err.to_string().contains("tools/call timed out after 40ms"),
         "{err}"
@@ -258,10 +260,10 @@ async fn the_client_timeout_and_close_end_a_direct_call() {
     tokio::time::sleep(Duration::from_millis(20)).await;
     direct.close().await.unwrap();
     let err = pending.await.unwrap().unwrap_err();
-    assert!(matches!(err, ClientError::Closed(_)), "{err}");
+    assert!(err.is_closed(), "{err}");
     let err = direct
         .call_tool("add", json!({"a": 1, "b": 2}))
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::Closed(_)), "{err}");
+    assert!(err.is_closed(), "{err}");
 }

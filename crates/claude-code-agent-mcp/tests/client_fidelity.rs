@@ -23,7 +23,7 @@ fn options() -> ClientOptions {
 /// Runs every case; each outcome as JSON (`{"ok":…}` or `{"err":…,"code":…}`).
 async fn run_cases(client: &McpClient) -> Vec<(String, Value)> {
     let mut out = Vec::new();
-    let mut record = |name: &str, r: Result<Value, claude_code_agent_mcp::client::ClientError>| {
+    let mut record = |name: &str, r: Result<Value, claude_code_agent_mcp::client::Error>| {
         let v = match r {
             Ok(v) => json!({"ok": v}),
             Err(e) => json!({"err": e.to_string(), "code": e.code()}),

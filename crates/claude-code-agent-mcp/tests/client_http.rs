@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::Response;
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HttpOptions, HttpTransport, McpClient, ServerNotification,
+    ClientOptions, Error, HttpOptions, HttpTransport, McpClient, ServerNotification,
 };
 use serde_json::{Value, json};
 
@@ -197,7 +197,7 @@ async fn streamable_http_end_to_end() {
         .call_tool("region", json!({"region":"a\r\nX-Evil: 1"}))
         .await
         .unwrap_err();
-    assert!(matches!(e, ClientError::Refused(_)), "{e:?}");
+    assert!(e.is_refused(), "{e:?}");
     assert_eq!(mock.seen.lock().unwrap().len(), before);
     client.close().await.unwrap();
 
@@ -263,8 +263,50 @@ async fn unreachable_server_is_a_transport_error() {
     let e = McpClient::connect(http, ClientOptions::new("t", "1"))
         .await
         .unwrap_err();
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
-    assert!(e.jsonrpc_error().is_none());
+    assert!(e.is_transport(), "{e:?}");
+    assert!(e.jsonrpc_error().is_none() && e.status().is_none());
+    // reqwest's error is the source, and says it could not connect.
+    let cause = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<reqwest::Error>())
+        .unwrap_or_else(|| panic!("no reqwest::Error source: {e:?}"));
+    assert!(cause.is_connect(), "{cause:?}");
+    assert!(
+        !e.to_string().contains(&cause.to_string()),
+        "not repeated: {e}"
+    );
+}
+
+/// An error status without a JSON-RPC error in its body fails the request
+/// with that status, its body quoted in the message.
+#[tokio::test]
+async fn an_error_status_is_the_errors_status() {
+    let app = axum::Router::new()
+        .route(
+            "/500",
+            axum::routing::any(|| async { (StatusCode::INTERNAL_SERVER_ERROR, "it broke") }),
+        )
+        .route(
+            "/404",
+            axum::routing::any(|| async { (StatusCode::NOT_FOUND, "no such endpoint") }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    for (path, status, body) in [("500", 500, "it broke"), ("404", 404, "no such endpoint")] {
+        let http = HttpTransport::new(HttpOptions::new(format!("http://{addr}/{path}"))).unwrap();
+        let e: Error = McpClient::connect(http, ClientOptions::new("t", "1"))
+            .await
+            .unwrap_err();
+        assert!(e.is_transport(), "{e:?}");
+        assert_eq!(e.status(), Some(status), "{e:?}");
+        assert_eq!(e.code(), None);
+        let text = e.to_string();
+        assert!(
+            text.starts_with(&format!("HTTP {status} ")) && text.contains(body),
+            "{text}"
+        );
+    }
+    server.abort();
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
+    ClientOptions, Error, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
 use claude_code_agent_testkit::tasks::Baseline;
 use fault_http::FaultServer;
@@ -41,7 +41,7 @@ async fn bounded<T>(f: impl Future<Output = T>) -> (T, Duration) {
 }
 
 /// A failing call: its error and how long it took.
-async fn fails(client: &McpClient, tool: &str) -> (ClientError, Duration) {
+async fn fails(client: &McpClient, tool: &str) -> (Error, Duration) {
     let (result, took) = bounded(client.call_tool(tool, json!({}))).await;
     (result.unwrap_err(), took)
 }
@@ -58,7 +58,7 @@ async fn a_stream_cut_mid_event_fails_the_call_and_the_client_goes_on() {
     let client = connect(&server, Duration::from_secs(10)).await;
     assert!(tasks.exceeded(), "a live client has tasks");
     let (e, _) = fails(&client, "cut").await;
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
+    assert!(e.is_transport(), "{e:?}");
     let text = e.to_string();
     assert!(
         text.contains("the SSE stream broke") && text.contains("before the response"),
@@ -76,7 +76,7 @@ async fn half_an_event_then_close_fails_the_call_and_the_client_goes_on() {
     let tasks = Baseline::now();
     let client = connect(&server, Duration::from_secs(10)).await;
     let (e, _) = fails(&client, "half").await;
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
+    assert!(e.is_transport(), "{e:?}");
     let text = e.to_string();
     assert!(
         text.contains("the SSE stream ended before the response")
@@ -146,7 +146,7 @@ async fn an_sse_event_over_the_cap_fails_only_its_call() {
     .await;
     assert_eq!(ok.unwrap().text_content(), "ok");
     let e = big.unwrap_err();
-    assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+    assert!(e.is_invalid_response(), "{e:?}");
     let text = e.to_string();
     assert!(
         text.contains("an SSE event exceeds the message cap of 65536 bytes")
@@ -166,7 +166,7 @@ async fn a_json_body_over_the_cap_fails_only_its_call() {
     let client = connect(&server, Duration::from_secs(10)).await;
     // Refused on its Content-Length, unread.
     let (e, _) = fails(&client, "big_json_declared").await;
-    assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+    assert!(e.is_invalid_response(), "{e:?}");
     assert!(
         e.to_string().contains(
             "a body of 1073741824 bytes (its Content-Length) exceeds the message cap of 65536 bytes"
@@ -176,7 +176,7 @@ async fn a_json_body_over_the_cap_fails_only_its_call() {
     still_works(&client).await;
     // No length: refused as soon as it crosses the cap.
     let (e, _) = fails(&client, "big_json_chunked").await;
-    assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+    assert!(e.is_invalid_response(), "{e:?}");
     let text = e.to_string();
     assert!(
         text.contains("the body exceeds the message cap of 65536 bytes")
@@ -186,7 +186,8 @@ async fn a_json_body_over_the_cap_fails_only_its_call() {
     still_works(&client).await;
     // An error status's body is capped too.
     let (e, _) = fails(&client, "big_error").await;
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
+    assert!(e.is_transport(), "{e:?}");
+    assert_eq!(e.status(), Some(500));
     let text = e.to_string();
     assert!(
         text.contains("HTTP 500 Internal Server Error")

@@ -17,8 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
-    ServerNotification,
+    ClientOptions, Error, HandshakeMode, HttpOptions, HttpTransport, McpClient, ServerNotification,
 };
 use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_code_agent_mcp::{Server, Tool};
@@ -64,7 +63,7 @@ async fn connect(url: &str) -> (McpClient, Arc<HttpTransport>) {
     (client, http)
 }
 
-async fn add(client: &McpClient) -> Result<String, ClientError> {
+async fn add(client: &McpClient) -> Result<String, Error> {
     client
         .call_tool("add", json!({"a": 40, "b": 2}))
         .await
@@ -158,14 +157,20 @@ async fn when_no_new_session_can_be_started_the_client_closes_and_says_why() {
 
     let e = add(&client).await.unwrap_err();
     assert!(e.is_closed(), "{e:?}");
+    assert_eq!(e.status(), Some(404));
     let why = e.to_string();
     assert!(
         why.contains("404") && why.contains("a new one could not be started"),
         "{why}"
     );
+    // The cause: the server's JSON-RPC answer to the new `initialize`.
+    let cause = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<Error>())
+        .unwrap_or_else(|| panic!("no cause: {e:?}"));
+    assert_eq!(cause.code(), Some(-32603), "{cause:?}");
     assert!(
-        why.contains("Too many sessions"),
-        "the server's reason: {why}"
+        cause.to_string().contains("Too many sessions"),
+        "the server's reason: {cause}"
     );
     assert!(!client.is_alive());
     // Every later call fails at once, naming why.
@@ -377,7 +382,8 @@ async fn a_new_session_on_another_revision_closes_the_client() {
 
     let e = client.call_tool("gone", json!({})).await.unwrap_err();
     assert!(e.is_closed(), "{e:?}");
-    let why = e.to_string();
+    let why = std::error::Error::source(&e).map(ToString::to_string);
+    let why = why.unwrap_or_else(|| panic!("no cause: {e:?}"));
     assert!(
         why.contains("\"2025-06-18\"") && why.contains("\"2025-11-25\""),
         "names both revisions: {why}"
@@ -399,7 +405,7 @@ async fn a_response_lost_with_its_session_is_not_sent_again() {
     // The answer's stream is cut and resuming it meets 404: the old session
     // may have acted on the call, so it is not repeated on the new one.
     let e = client.call_tool("cut", json!({})).await.unwrap_err();
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
+    assert!(e.is_transport(), "{e:?}");
     assert!(e.to_string().contains("not sent again"), "{e}");
     assert_eq!(mock.posted("tools/call cut"), 1);
     assert_eq!(http.session_id().as_deref(), Some("s-2"));

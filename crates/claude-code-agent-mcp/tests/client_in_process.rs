@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
+    ClientOptions, Error, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
     SendOptions, Transport,
 };
 use claude_code_agent_mcp::{Handler, RequestContext};
@@ -141,7 +141,7 @@ async fn a_protocol_version_the_client_does_not_speak_is_refused() {
         let transport = InProcessTransport::new(Answers("1999-01-01"));
         let options = ClientOptions::new("t", "1").handshake(mode);
         let e = McpClient::connect(transport, options).await.unwrap_err();
-        assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+        assert!(e.is_invalid_response(), "{e:?}");
         let text = e.to_string();
         assert!(
             text.contains("\"1999-01-01\"") && text.contains("does not speak"),
@@ -194,6 +194,7 @@ impl Handler for Scripted {
                     reply(json!({"error":{"code":-32000,"message":"busy","data":{"retry":1}}}))
                 }
                 "silent" => None,
+                "tools/list" => reply(json!({"result":{"tools":"not a list"}})),
                 "hang" => std::future::pending().await,
                 "panic" => panic!("handler blew up"),
                 _ => reply(json!({"result":{}})),
@@ -206,7 +207,7 @@ impl Handler for Scripted {
 async fn odd_error_shapes_and_transport_failures() {
     let client = McpClient::in_process(Scripted::default()).await.unwrap();
     assert_eq!(client.protocol_version(), "2025-06-18");
-    let text = |r: Result<Value, ClientError>| match r {
+    let text = |r: Result<Value, Error>| match r {
         Err(e) => (e.code(), e.to_string()),
         Ok(v) => panic!("unexpected success {v}"),
     };
@@ -231,18 +232,31 @@ async fn odd_error_shapes_and_transport_failures() {
         json!({"ok":true})
     );
     let e = client.send_request("null-alone", None).await.unwrap_err();
-    assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+    assert!(e.is_invalid_response(), "{e:?}");
     let e = client.send_request("with-data", None).await.unwrap_err();
     assert_eq!(e.to_string(), "MCP error -32000: busy");
     assert_eq!(e.jsonrpc_error().unwrap().data, Some(json!({"retry":1})));
     let e = client.send_request("silent", None).await.unwrap_err();
+    assert!(e.is_invalid_response() && e.code().is_none(), "{e:?}");
+    let e = client.send_request("panic", None).await.unwrap_err();
+    assert!(e.is_transport(), "{e:?}");
+    assert_eq!(e.to_string(), "MCP in-process handler panicked");
+    // The panic's message is the source.
+    let cause = std::error::Error::source(&e).map(ToString::to_string);
     assert!(
-        matches!(e, ClientError::InvalidResponse(_)) && e.code().is_none(),
+        cause.is_some_and(|m| m.contains("handler blew up")),
         "{e:?}"
     );
-    let e = client.send_request("panic", None).await.unwrap_err();
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
-    assert!(e.to_string().contains("handler blew up"), "{e}");
+    // A result of the wrong shape: serde's error is the source.
+    let e = client.list_tools().await.unwrap_err();
+    assert!(e.is_invalid_response(), "{e:?}");
+    assert_eq!(e.to_string(), "tools/list: unusable result");
+    let serde = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<serde_json::Error>());
+    assert_eq!(
+        serde.map(serde_json::Error::classify),
+        Some(serde_json::error::Category::Data),
+        "{e:?}"
+    );
     // The transport survives all of it.
     assert!(client.is_alive());
     client.ping().await.unwrap();

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, Inbox, McpClient, StdioOptions, StdioTransport,
-    Transport,
+    ClientOptions, Error, HandshakeMode, Inbox, McpClient, StdioOptions, StdioTransport, Transport,
 };
 use serde_json::json;
 
@@ -126,7 +125,7 @@ async fn lines_over_the_cap_fail_their_request_and_reading_goes_on() {
         .call_tool("big", json!({"n": 50_000}))
         .await
         .unwrap_err();
-    assert!(matches!(e, ClientError::InvalidResponse(_)), "{e:?}");
+    assert!(e.is_invalid_response(), "{e:?}");
     assert!(
         e.to_string()
             .contains("exceeds the line cap of 10000 bytes"),
@@ -237,8 +236,14 @@ async fn close_escalates_to_sigterm_then_sigkill() {
 }
 
 #[tokio::test]
-async fn a_missing_program_is_a_transport_error() {
-    let e = StdioTransport::spawn(StdioOptions::new("/nonexistent/mcp-server")).unwrap_err();
-    assert!(matches!(e, ClientError::Transport(_)), "{e:?}");
-    assert!(e.to_string().contains("/nonexistent/mcp-server"));
+async fn a_missing_program_is_a_transport_error_caused_by_the_io_error() {
+    let e: Error = StdioTransport::spawn(StdioOptions::new("/nonexistent/mcp-server")).unwrap_err();
+    assert!(e.is_transport(), "{e:?}");
+    assert!(e.to_string().contains("/nonexistent/mcp-server"), "{e}");
+    // The spawn's own error, kind and all, is the source.
+    let io = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .unwrap_or_else(|| panic!("no io::Error source: {e:?}"));
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(e.jsonrpc_error().is_none() && e.status().is_none());
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, McpClient, StdioOptions, StdioTransport,
+    ClientOptions, HandshakeMode, McpClient, StdioOptions, StdioTransport,
 };
 use claude_code_agent_testkit::tasks::Baseline;
 use serde_json::json;
@@ -54,7 +54,7 @@ async fn bounded<T>(f: impl Future<Output = T>) -> (T, Duration) {
 async fn dies(client: &McpClient, tool: &str) -> String {
     let (result, took) = bounded(client.call_tool(tool, json!({}))).await;
     let e = result.unwrap_err();
-    assert!(matches!(e, ClientError::Closed(_)), "{e:?}");
+    assert!(e.is_closed(), "{e:?}");
     assert!(took < Duration::from_secs(2), "{took:?}");
     e.to_string()
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{
-    ClientError, ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
+    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
     StdioTransport, Transport,
 };
 use serde_json::{Map, Value, json};
@@ -76,7 +76,7 @@ async fn scenario(transport: impl Transport, mode: HandshakeMode) {
         .await;
     if http {
         let e = bad.unwrap_err();
-        assert!(matches!(e, ClientError::Refused(_)), "{e:?}");
+        assert!(e.is_refused(), "{e:?}");
     } else {
         assert_eq!(bad.unwrap().text_content(), "region=eu\r\nX-Evil: 1");
     }

@@ -272,7 +272,14 @@ async fn ts_server_restarted_or_session_deleted_gets_a_new_session() {
     let _full = http_server(&dir, port, &["--refuse-sessions"]).await;
     let e = add().await.unwrap_err();
     assert!(e.is_closed(), "{e:?}");
-    let why = e.to_string();
+    assert_eq!(e.status(), Some(404));
+    // The server's refusal of the new session is the cause.
+    let mut why = e.to_string();
+    let mut cause = std::error::Error::source(&e);
+    while let Some(c) = cause {
+        why = format!("{why}: {c}");
+        cause = c.source();
+    }
     assert!(
         why.contains("404") && why.contains("Server is full"),
         "says why: {why}"

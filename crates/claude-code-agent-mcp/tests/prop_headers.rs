@@ -3,7 +3,6 @@
 //! header; everything else becomes a valid header value that decodes back to
 //! the argument exactly.
 
-use claude_code_agent_mcp::client::ClientError;
 use claude_code_agent_mcp::client::headers::encode_header_value;
 use proptest::prelude::*;
 
@@ -40,7 +39,7 @@ proptest! {
     fn control_characters_are_refused_and_the_rest_round_trips(value in text()) {
         match encode_header_value("Region", &value) {
             Err(e) => {
-                prop_assert!(matches!(e, ClientError::Refused(_)), "{}", e);
+                prop_assert!(e.is_refused(), "{}", e);
                 prop_assert!(value.chars().any(char::is_control), "refused {:?}", value);
             }
             Ok(encoded) => {

@@ -13,18 +13,19 @@ use crate::mock_api::{MockModel, MockModelBuilder};
 /// How long [`Harness::finish`] waits for the test's tasks to end.
 const TASKS_WITHIN: Duration = Duration::from_secs(5);
 
-/// Why a [`Harness`] could not start.
+/// Why a [`Harness`] could not start (the cause is the
+/// [`source`](std::error::Error::source)).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum HarnessError {
     /// The pinned CLI could not be found or installed.
     #[error(
-        "the pinned Claude Code CLI (set CLAUDE_AGENT_TEST_CLI or let the testkit install it): {0}"
+        "the pinned Claude Code CLI is not available (set CLAUDE_AGENT_TEST_CLI or let the testkit install it)"
     )]
     Cli(#[from] CliError),
     /// The mock could not bind its socket, or the temporary folders could not
     /// be created.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: &'static str,
@@ -115,7 +116,15 @@ impl Harness {
     pub async fn start_with_env(mock: MockModelBuilder, vars: &[(&str, &str)]) -> Harness {
         match Self::try_start(mock, vars).await {
             Ok(h) => h,
-            Err(e) => panic!("the test harness cannot start: {e}"),
+            Err(e) => {
+                let mut why = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    why = format!("{why}: {c}");
+                    cause = c.source();
+                }
+                panic!("the test harness cannot start: {why}")
+            }
         }
     }
 

@@ -114,6 +114,13 @@ fn missing_npm_is_a_clear_error() {
     .unwrap_err();
     assert!(matches!(err, CliError::NpmNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("install Node.js/npm"));
+    // The spawn's error is the source.
+    let io = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(
+        io.map(std::io::Error::kind),
+        Some(std::io::ErrorKind::NotFound),
+        "{err:?}"
+    );
 }
 
 #[test]

@@ -9,7 +9,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Everything that can go wrong while driving the Claude Code CLI.
 ///
 /// Match on the variant to tell the kinds apart; every message says what went
-/// wrong and, where it helps, what to do about it.
+/// wrong and, where it helps, what to do about it. A variant with an
+/// underlying cause (an I/O error, a JSON error) keeps it as its
+/// [`source`](std::error::Error::source) and does not repeat it in its
+/// message: print the chain with an error reporter (such as `anyhow`'s
+/// `{:#}`) to see both.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -21,7 +25,7 @@ pub enum Error {
     },
 
     /// The CLI could not be started.
-    #[error("could not start the Claude Code CLI at {}: {source}", .program.display())]
+    #[error("could not start the Claude Code CLI at {}", .program.display())]
     Spawn {
         /// The program that was run.
         program: PathBuf,
@@ -52,6 +56,10 @@ pub enum Error {
         message: String,
         /// The offending line (possibly long; displayed truncated).
         line: String,
+        /// Why the line does not parse, or does not fit the message it
+        /// claims to be: serde's error (with its line and column).
+        #[source]
+        source: serde_json::Error,
     },
 
     /// A control request sent to the CLI got no answer in time.
@@ -74,9 +82,26 @@ pub enum Error {
         code: Option<String>,
     },
 
-    /// The options cannot work together, or a value is invalid.
+    /// The options cannot work together, or a value is invalid; the text
+    /// names the option and what is wrong with it.
     #[error("invalid options: {0}")]
     InvalidOptions(String),
+
+    /// [`Options::settings`](crate::Options::settings) could not be read,
+    /// or is not a JSON object, so the sandbox
+    /// ([`Options::sandbox`](crate::Options::sandbox)) cannot be merged
+    /// into it.
+    #[error("cannot merge the sandbox into the settings {}", settings_desc(.path.as_deref()))]
+    Settings {
+        /// The settings file, when the settings name one (`None`: they are
+        /// JSON text).
+        path: Option<PathBuf>,
+        /// Why: the [`std::io::Error`] of reading the file, the
+        /// [`serde_json::Error`] of text that is not JSON, or a message
+        /// for JSON that is no object.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 
     /// The CLI wrote more messages than the SDK may keep while they are not
     /// read (over [`Options::max_buffered_bytes`](crate::Options::max_buffered_bytes)).
@@ -100,11 +125,11 @@ pub enum Error {
     Closed,
 
     /// Reading from or writing to the CLI failed.
-    #[error("I/O error talking to the CLI: {0}")]
+    #[error("I/O error talking to the CLI")]
     Io(#[from] std::io::Error),
 
     /// A message could not be encoded or decoded.
-    #[error("JSON error: {0}")]
+    #[error("a message could not be encoded or decoded as JSON")]
     Json(#[from] serde_json::Error),
 
     /// The CLI's version is outside the tested range and
@@ -130,6 +155,13 @@ fn display_paths(paths: &[PathBuf]) -> String {
         .map(|p| p.display().to_string())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+fn settings_desc(path: Option<&std::path::Path>) -> String {
+    match path {
+        Some(path) => format!("file {}", path.display()),
+        None => "given as JSON text".to_owned(),
+    }
 }
 
 fn exit_desc(code: Option<i32>, signal: Option<i32>) -> String {
@@ -176,6 +208,54 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "the Claude Code CLI exited with code 1; stderr ends with:\nboom"
+        );
+    }
+
+    #[test]
+    fn causes_are_sources_not_repeated_in_the_message() {
+        use std::error::Error as _;
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = Error::Spawn {
+            program: "/x/claude".into(),
+            source: io,
+        };
+        assert_eq!(
+            e.to_string(),
+            "could not start the Claude Code CLI at /x/claude"
+        );
+        let io = e
+            .source()
+            .unwrap()
+            .downcast_ref::<std::io::Error>()
+            .unwrap();
+        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
+
+        let serde = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let text = serde.to_string();
+        let e = Error::Protocol {
+            message: "the CLI wrote a line that is not JSON".into(),
+            line: "{".into(),
+            source: serde,
+        };
+        assert!(!e.to_string().contains(&text), "{e}");
+        let serde = e
+            .source()
+            .unwrap()
+            .downcast_ref::<serde_json::Error>()
+            .unwrap();
+        assert!(serde.is_eof());
+
+        let e = Error::Settings {
+            path: Some("/etc/s.json".into()),
+            source: "a JSON array, not an object".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot merge the sandbox into the settings file /etc/s.json"
+        );
+        assert_eq!(
+            e.source().unwrap().to_string(),
+            "a JSON array, not an object"
         );
     }
 

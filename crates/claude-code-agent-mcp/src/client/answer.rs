@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ClientError;
+use super::Error;
 
 /// The `result` of a successful response.
 #[derive(Debug)]
@@ -25,21 +25,21 @@ pub(crate) enum Answer {
 
 impl Answer {
     /// The result as a [`Value`].
-    pub(crate) fn into_value(self) -> Result<Value, ClientError> {
+    pub(crate) fn into_value(self) -> Result<Value, Error> {
         match self {
             Self::Value(value) => Ok(value),
             Self::Text(text) => serde_json::from_str(text.get())
-                .map_err(|e| ClientError::InvalidResponse(format!("unusable result: {e}"))),
+                .map_err(|e| Error::invalid_response("unusable result").with_source(e)),
         }
     }
 
     /// The result decoded as the answer to `method`.
-    pub(crate) fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, ClientError> {
+    pub(crate) fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, Error> {
         match self {
             Self::Value(value) => serde_json::from_value(value),
             Self::Text(text) => serde_json::from_str(text.get()),
         }
-        .map_err(|e| ClientError::InvalidResponse(format!("{method}: unusable result: {e}")))
+        .map_err(|e| Error::invalid_response(format!("{method}: unusable result")).with_source(e))
     }
 }
 
@@ -127,9 +127,9 @@ mod tests {
         let err = Answer::Text(raw)
             .decode::<crate::types::CallToolResult>("tools/call")
             .unwrap_err();
-        assert!(
-            err.to_string().starts_with("tools/call: unusable result: "),
-            "{err}"
-        );
+        assert_eq!(err.to_string(), "tools/call: unusable result");
+        let serde =
+            std::error::Error::source(&err).and_then(|s| s.downcast_ref::<serde_json::Error>());
+        assert!(serde.is_some_and(|e| e.is_data()), "{err:?}");
     }
 }

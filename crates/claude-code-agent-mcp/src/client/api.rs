@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::answer::Answer;
 use super::options::RequestOptions;
 use super::transport::SendOptions;
-use super::{ClientError, McpClient, headers};
+use super::{Error, McpClient, headers};
 use crate::types::{
     CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -23,7 +23,7 @@ use crate::types::{
 /// server whose cursors never end).
 pub const MAX_PAGES: usize = 10_000;
 
-fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, ClientError> {
+fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
     Answer::Value(value).decode(method)
 }
 
@@ -34,7 +34,7 @@ fn cursor_params(cursor: Option<&str>) -> Option<Value> {
 impl McpClient {
     /// Checks that the server answers: `ping`, or, at the stateless
     /// 2026-07-28 revision (which has no `ping`), `server/discover`.
-    pub async fn ping(&self) -> Result<(), ClientError> {
+    pub async fn ping(&self) -> Result<(), Error> {
         if self.protocol_version() == crate::types::STATELESS_PROTOCOL_VERSION {
             return self.send_request("server/discover", None).await.map(drop);
         }
@@ -42,10 +42,7 @@ impl McpClient {
     }
 
     /// One page of `tools/list`.
-    pub async fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<ListToolsResult, ClientError> {
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
         let result = self
             .send_request("tools/list", cursor_params(cursor))
             .await?;
@@ -53,7 +50,7 @@ impl McpClient {
     }
 
     /// Every tool, following `nextCursor` to the end.
-    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, ClientError> {
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
         let tools = self
             .collect_pages("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
             .await?;
@@ -76,7 +73,7 @@ impl McpClient {
         &'a self,
         name: &'a str,
         arguments: Value,
-    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + 'a {
         self.call_tool_with(name, arguments, RequestOptions::new())
     }
 
@@ -91,7 +88,7 @@ impl McpClient {
         name: &'a str,
         arguments: Value,
         options: RequestOptions,
-    ) -> impl Future<Output = Result<CallToolResult, ClientError>> + Send + 'a {
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send + 'a {
         if self.inner.can_call_direct(&options) {
             return Either::Left(self.inner.call_tool_direct(name, arguments, options));
         }
@@ -106,7 +103,7 @@ impl McpClient {
         name: &str,
         arguments: Value,
         mut options: RequestOptions,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> Result<CallToolResult, Error> {
         if self.inner.transport.mirrors_header_params() {
             // Boxed: its future (it may list the tools) is larger than the
             // rest of the call's, and would be copied into every call.
@@ -129,7 +126,7 @@ impl McpClient {
     pub async fn list_resources_page(
         &self,
         cursor: Option<&str>,
-    ) -> Result<ListResourcesResult, ClientError> {
+    ) -> Result<ListResourcesResult, Error> {
         let result = self
             .send_request("resources/list", cursor_params(cursor))
             .await?;
@@ -137,7 +134,7 @@ impl McpClient {
     }
 
     /// Every resource, following `nextCursor` to the end.
-    pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
         self.collect_pages("resources/list", |p: ListResourcesResult| {
             (p.resources, p.next_cursor)
         })
@@ -145,7 +142,7 @@ impl McpClient {
     }
 
     /// Every resource template, following `nextCursor` to the end.
-    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
         self.collect_pages(
             "resources/templates/list",
             |p: ListResourceTemplatesResult| (p.resource_templates, p.next_cursor),
@@ -154,7 +151,7 @@ impl McpClient {
     }
 
     /// `resources/read`.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let result = self
             .send_request("resources/read", Some(json!({"uri": uri})))
             .await?;
@@ -162,7 +159,7 @@ impl McpClient {
     }
 
     /// Every prompt, following `nextCursor` to the end.
-    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
         self.collect_pages("prompts/list", |p: ListPromptsResult| {
             (p.prompts, p.next_cursor)
         })
@@ -174,7 +171,7 @@ impl McpClient {
         &self,
         name: &str,
         arguments: Option<Map<String, Value>>,
-    ) -> Result<GetPromptResult, ClientError> {
+    ) -> Result<GetPromptResult, Error> {
         let mut params = json!({"name": name});
         if let Some(arguments) = arguments {
             params["arguments"] = Value::Object(arguments);
@@ -184,7 +181,7 @@ impl McpClient {
     }
 
     /// `logging/setLevel`: the lowest level of `notifications/message` wanted.
-    pub async fn set_log_level(&self, level: crate::LogLevel) -> Result<(), ClientError> {
+    pub async fn set_log_level(&self, level: crate::LogLevel) -> Result<(), Error> {
         self.send_request("logging/setLevel", Some(json!({"level": level.as_str()})))
             .await
             .map(drop)
@@ -194,7 +191,7 @@ impl McpClient {
         &self,
         method: &str,
         split: impl Fn(P) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, ClientError>
+    ) -> Result<Vec<T>, Error>
     where
         P: DeserializeOwned,
     {
@@ -209,7 +206,7 @@ impl McpClient {
             all.extend(items);
             match next {
                 Some(next) if !seen.insert(next.clone()) => {
-                    return Err(ClientError::InvalidResponse(format!(
+                    return Err(Error::invalid_response(format!(
                         "{method}: the server repeated the cursor {next:?}"
                     )));
                 }
@@ -217,7 +214,7 @@ impl McpClient {
                 None => return Ok(all),
             }
         }
-        Err(ClientError::InvalidResponse(format!(
+        Err(Error::invalid_response(format!(
             "{method}: more than {MAX_PAGES} pages"
         )))
     }
@@ -235,7 +232,7 @@ impl McpClient {
         &self,
         tool: &str,
         arguments: &Value,
-    ) -> Result<Vec<(String, String)>, ClientError> {
+    ) -> Result<Vec<(String, String)>, Error> {
         let cached = self
             .inner
             .header_maps

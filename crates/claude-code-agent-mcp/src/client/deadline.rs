@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
-use super::ClientError;
+use super::Error;
 use super::engine::fmt_duration;
 
 /// A request whose timeout restarts on progress: the token its progress
@@ -51,8 +51,8 @@ pub(crate) enum Expired {
 
 impl Limits {
     /// The error of a request of `method` that ran into `expired`.
-    pub(crate) fn error(&self, method: &str, expired: Expired) -> ClientError {
-        ClientError::Timeout(match expired {
+    pub(crate) fn error(&self, method: &str, expired: Expired) -> Error {
+        Error::timeout(match expired {
             Expired::Timeout if self.reset_on_progress => format!(
                 "request {method} timed out after {} without progress",
                 fmt_duration(self.timeout)

@@ -15,18 +15,18 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::Answer;
 use super::deadline::{self, Limits, ProgressWatch};
-use super::error::response_outcome;
+use super::error::{error_chain, response_outcome};
 use super::in_process::InProcessTransport;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
-use super::{ClientError, ServerNotification, ServerState};
+use super::{Error, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::server::stateless::SUBSCRIPTION_ID_META;
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
 
-type Reply = Result<Answer, ClientError>;
+type Reply = Result<Answer, Error>;
 
 /// The most a message the client sends on its own may take.
 const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
@@ -66,8 +66,9 @@ pub(crate) struct Inner {
     requests: RequestTable<RequestId, Waiter, AbortHandle>,
     next_id: AtomicU64,
     closed: AtomicBool,
-    /// Why the client closed (the first reason given), for later calls.
-    pub(crate) closed_reason: Mutex<Option<String>>,
+    /// Why the client closed (the first reason given): what later calls
+    /// fail with.
+    pub(crate) closed_reason: Mutex<Option<Error>>,
     pub(crate) server: OnceLock<ServerState>,
     /// `_meta` every request carries at the stateless revision.
     pub(crate) stateless_meta: OnceLock<Arc<Map<String, Value>>>,
@@ -95,7 +96,7 @@ impl Inner {
         transport: Arc<dyn Transport>,
         options: ClientOptions,
         direct: Option<InProcessTransport>,
-    ) -> Result<Arc<Self>, ClientError> {
+    ) -> Result<Arc<Self>, Error> {
         let inner = Arc::new(Self {
             capabilities: options.capabilities(),
             transport,
@@ -125,11 +126,10 @@ impl Inner {
     }
 
     /// The error of a call on a closed client: why it closed.
-    pub(crate) fn closed_error(&self) -> ClientError {
-        match lock(&self.closed_reason).as_deref() {
-            Some(reason) => ClientError::Closed(format!("the client is closed: {reason}")),
-            None => ClientError::Closed("the client is closed".into()),
-        }
+    pub(crate) fn closed_error(&self) -> Error {
+        lock(&self.closed_reason)
+            .clone()
+            .unwrap_or_else(|| Error::closed("the client is closed"))
     }
 
     /// How long a message the client sends on its own (an answer to the
@@ -174,7 +174,7 @@ impl Inner {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, Error> {
         self.request_with_id(self.next_id(), method, params, options)
             .await
     }
@@ -186,7 +186,7 @@ impl Inner {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, Error> {
         self.exchange(id, method, params, options)
             .await?
             .into_value()
@@ -199,7 +199,7 @@ impl Inner {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Answer, ClientError> {
+    ) -> Result<Answer, Error> {
         self.exchange(self.next_id(), method, params, options).await
     }
 
@@ -209,7 +209,7 @@ impl Inner {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Answer, ClientError> {
+    ) -> Result<Answer, Error> {
         if self.is_closed() {
             return Err(self.closed_error());
         }
@@ -251,7 +251,7 @@ impl Inner {
         let sent = &mut guard.sent;
         let exchange = async move {
             *sent = true;
-            let closed = |_| Err(ClientError::Closed("the transport closed".into()));
+            let closed = |_| Err(Error::closed("the transport closed"));
             let mut rx = rx;
             // The answer may come (or the client close) before the send
             // is over: a stream that carries a subscription never ends.
@@ -286,11 +286,7 @@ impl Inner {
     /// Sends a notification, within the client's request timeout (over
     /// HTTP a stalled server would otherwise hold it, and the handshake
     /// that sends `notifications/initialized`, forever).
-    pub(crate) async fn notify(
-        &self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<(), ClientError> {
+    pub(crate) async fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         if self.is_closed() {
             return Err(self.closed_error());
         }
@@ -300,7 +296,7 @@ impl Inner {
         tokio::time::timeout(timeout, send)
             .await
             .unwrap_or_else(|_| {
-                Err(ClientError::Timeout(format!(
+                Err(Error::timeout(format!(
                     "notification {method} timed out after {}",
                     fmt_duration(timeout)
                 )))
@@ -340,15 +336,16 @@ impl Inner {
             .map(broadcast::Sender::subscribe)
     }
 
-    /// Marks the client closed: waiting requests fail, the server's
-    /// requests being answered are dropped, streams end.
-    pub(crate) fn shut(&self, reason: &str) {
-        lock(&self.closed_reason).get_or_insert_with(|| reason.to_owned());
+    /// Marks the client closed: waiting requests fail with `why` (an
+    /// [`Error::closed`]), the server's requests being answered are
+    /// dropped, streams end.
+    pub(crate) fn shut(&self, why: Error) {
+        lock(&self.closed_reason).get_or_insert_with(|| why.clone());
         self.closed.store(true, Ordering::Release);
         self.closing.cancel();
         let (ours, theirs) = self.requests.close();
         for waiter in ours {
-            waiter.answer(Err(ClientError::Closed(reason.to_owned())));
+            waiter.answer(Err(why.clone()));
         }
         for task in theirs {
             task.abort();
@@ -358,9 +355,9 @@ impl Inner {
 
     fn on_event(self: &Arc<Self>, event: TransportEvent) {
         match event {
-            TransportEvent::Closed(reason) => {
-                tracing::debug!(%reason, "MCP transport closed");
-                self.shut(&reason);
+            TransportEvent::Closed(why) => {
+                tracing::debug!(reason = %error_chain(&why), "MCP transport closed");
+                self.shut(why);
             }
             TransportEvent::Failed { id, error } => {
                 if let Some(waiter) = request_key(&id).and_then(|k| self.requests.complete_ours(&k))
@@ -512,7 +509,7 @@ impl Inner {
             match tokio::time::timeout(inner.background_send_timeout(), send).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "MCP client: could not answer a server request")
+                    tracing::warn!(error = %error_chain(&e), "MCP client: could not answer a server request")
                 }
                 Err(_) => tracing::warn!("MCP client: answering a server request timed out"),
             }
@@ -549,7 +546,7 @@ impl Drop for Abandon<'_> {
             match tokio::time::timeout(inner.background_send_timeout(), notify).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    tracing::debug!(error = %e, "MCP client: could not send notifications/cancelled")
+                    tracing::debug!(error = %error_chain(&e), "MCP client: could not send notifications/cancelled")
                 }
                 Err(_) => tracing::debug!("MCP client: notifications/cancelled timed out"),
             }

@@ -1,66 +1,176 @@
-//! The client's one error type.
+//! The client's one error type: [`Error`], with its [`ErrorKind`].
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::jsonrpc::ErrorObject;
 
+/// A cause an [`Error`] keeps, shared by its clones.
+type Source = Arc<dyn StdError + Send + Sync>;
+
 /// Why a client call failed.
 ///
+/// An opaque error, one pointer wide: ask it what kind of failure it is
+/// ([`kind`](Self::kind), or a predicate: [`is_jsonrpc`](Self::is_jsonrpc),
+/// [`is_timeout`](Self::is_timeout), [`is_closed`](Self::is_closed),
+/// [`is_transport`](Self::is_transport), …), read what it carries
+/// ([`jsonrpc_error`](Self::jsonrpc_error), [`code`](Self::code),
+/// [`status`](Self::status)), and follow [`source`](StdError::source) to
+/// the cause: the [`std::io::Error`] of a stdio server that could not be
+/// started or written to, the `reqwest::Error` of an HTTP request that
+/// failed, the [`serde_json::Error`] of a result that does not decode, the
+/// message of an in-process handler that panicked.
+///
 /// A JSON-RPC error object sent by the server is its own kind,
-/// [`ClientError::JsonRpc`], displayed exactly `MCP error {code}: {message}`
-/// and reachable through [`jsonrpc_error`](Self::jsonrpc_error). Every other
-/// kind is a failure on this side (the transport, the response, a timeout)
-/// and carries its message alone, so a caller can always tell the two apart.
+/// [`ErrorKind::JsonRpc`], displayed exactly `MCP error {code}: {message}`;
+/// every other kind is a failure on this side (the transport, the response,
+/// a timeout), so a caller can always tell the two apart. The display says
+/// what failed and where; it does not repeat the cause, which
+/// [`source`](StdError::source) returns (print the chain with an error
+/// reporter, such as `anyhow`'s `{:#}`).
 ///
 /// ```
-/// use claude_code_agent_mcp::client::ClientError;
+/// use std::error::Error as _;
+/// use claude_code_agent_mcp::client::{Error, ErrorKind};
 /// use claude_code_agent_mcp::jsonrpc::ErrorObject;
 ///
-/// let e = ClientError::JsonRpc(ErrorObject::new(-32601, "Method not found: x"));
+/// let e = Error::from(ErrorObject::new(-32601, "Method not found: x"));
 /// assert_eq!(e.to_string(), "MCP error -32601: Method not found: x");
+/// assert_eq!(e.kind(), ErrorKind::JsonRpc);
 /// assert_eq!(e.code(), Some(-32601));
 ///
-/// let t = ClientError::Timeout("request tools/call timed out after 5s".into());
-/// assert!(t.jsonrpc_error().is_none());
-/// assert_eq!(t.to_string(), "request tools/call timed out after 5s");
+/// let io = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+/// let t = Error::closed("writing to the MCP server failed").with_source(io);
+/// assert!(t.is_closed() && t.jsonrpc_error().is_none());
+/// assert_eq!(t.to_string(), "writing to the MCP server failed");
+/// let cause = t.source().unwrap().downcast_ref::<std::io::Error>().unwrap();
+/// assert_eq!(cause.kind(), std::io::ErrorKind::BrokenPipe);
 /// ```
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ClientError {
-    /// A JSON-RPC error object from the server: `code`, `message`, `data`.
-    #[error("{0}")]
-    JsonRpc(ErrorObject),
-    /// The server answered with an `error` that is no JSON-RPC error object
-    /// (a string, a number, an array, an object without a code); the text is
-    /// the value itself or its JSON.
-    #[error("{0}")]
-    ErrorResponse(String),
-    /// No usable response: no reply to a request, `"error": null` without a
-    /// result, a result of the wrong shape, a body that is not JSON-RPC.
-    #[error("{0}")]
-    InvalidResponse(String),
-    /// The transport failed: an I/O or HTTP failure, an in-process handler
-    /// that panicked, a child that could not be started.
-    #[error("{0}")]
-    Transport(String),
-    /// The transport is closed (the child exited, `close` was called).
-    #[error("{0}")]
-    Closed(String),
-    /// The request got no answer in time (it was cancelled on the server).
-    #[error("{0}")]
-    Timeout(String),
-    /// Refused before anything was sent: a method this transport cannot
-    /// carry, or a header value it cannot send.
-    #[error("{0}")]
-    Refused(String),
+///
+/// Cloning is cheap: clones share the cause.
+#[derive(Clone)]
+pub struct Error {
+    inner: Box<Inner>,
 }
 
-impl ClientError {
+#[derive(Clone)]
+struct Inner {
+    kind: Kind,
+    /// What failed and where (unused for a JSON-RPC error, which says it).
+    message: String,
+    /// The HTTP status that failed the request.
+    status: Option<u16>,
+    source: Option<Source>,
+}
+
+#[derive(Clone)]
+enum Kind {
+    JsonRpc(ErrorObject),
+    Other(ErrorKind),
+}
+
+/// What kind of failure an [`Error`] is ([`Error::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The server answered with a JSON-RPC error object (`code`, `message`,
+    /// `data`): [`Error::jsonrpc_error`].
+    JsonRpc,
+    /// The server answered with an `error` that is no JSON-RPC error object
+    /// (a string, a number, an array, an object without a code); the
+    /// message shows the value.
+    ErrorResponse,
+    /// No usable response: no reply to a request, `"error": null` without a
+    /// result, a result of the wrong shape (the [`serde_json::Error`] is the
+    /// source), a body that is not JSON-RPC or is over the message cap.
+    InvalidResponse,
+    /// The transport failed: an I/O or HTTP failure (the source says which;
+    /// [`Error::status`] an HTTP error status), an in-process handler that
+    /// panicked (its message is the source), a child that could not be
+    /// started (the [`std::io::Error`] is the source).
+    Transport,
+    /// The transport is closed (the child exited, `close` was called, an
+    /// HTTP session could not be renewed); later calls fail the same way.
+    Closed,
+    /// The request got no answer in time (it was cancelled on the server).
+    Timeout,
+    /// Refused before anything was sent: a method this transport cannot
+    /// carry, a header value it cannot send.
+    Refused,
+}
+
+impl Error {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind: Kind::Other(kind),
+                message: message.into(),
+                status: None,
+                source: None,
+            }),
+        }
+    }
+
+    /// A transport failure ([`ErrorKind::Transport`]); `message` says what
+    /// failed and where. For your own [`Transport`](super::Transport).
+    pub fn transport(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Transport, message)
+    }
+
+    /// The transport is closed ([`ErrorKind::Closed`]); `message` says why.
+    pub fn closed(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Closed, message)
+    }
+
+    /// No answer in time ([`ErrorKind::Timeout`]); `message` says to what.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Timeout, message)
+    }
+
+    /// No usable response ([`ErrorKind::InvalidResponse`]).
+    pub fn invalid_response(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InvalidResponse, message)
+    }
+
+    /// Refused before anything was sent ([`ErrorKind::Refused`]).
+    pub fn refused(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Refused, message)
+    }
+
+    /// An `error` member that is no JSON-RPC error object.
+    pub(crate) fn error_response(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::ErrorResponse, message)
+    }
+
+    /// This error, caused by `source` (what [`source`](StdError::source)
+    /// returns from now on).
+    pub fn with_source(mut self, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
+        self.inner.source = Some(Arc::from(source.into()));
+        self
+    }
+
+    /// This error, caused by the HTTP status `status`.
+    pub(crate) fn with_status(mut self, status: u16) -> Self {
+        self.inner.status = Some(status);
+        self
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match &self.inner.kind {
+            Kind::JsonRpc(_) => ErrorKind::JsonRpc,
+            Kind::Other(kind) => *kind,
+        }
+    }
+
     /// The server's JSON-RPC error object, if this is one.
     pub fn jsonrpc_error(&self) -> Option<&ErrorObject> {
-        match self {
-            Self::JsonRpc(e) => Some(e),
-            _ => None,
+        match &self.inner.kind {
+            Kind::JsonRpc(e) => Some(e),
+            Kind::Other(_) => None,
         }
     }
 
@@ -69,42 +179,145 @@ impl ClientError {
         self.jsonrpc_error().map(|e| e.code)
     }
 
-    /// Whether the request timed out.
-    pub fn is_timeout(&self) -> bool {
-        matches!(self, Self::Timeout(_))
+    /// The HTTP status that failed the request (a 4xx or 5xx without a
+    /// JSON-RPC error in its body; 404 for a session that could not be
+    /// renewed), if an HTTP status did.
+    pub fn status(&self) -> Option<u16> {
+        self.inner.status
     }
 
-    /// Whether the transport is closed.
+    /// Whether the server answered with a JSON-RPC error object
+    /// ([`ErrorKind::JsonRpc`]).
+    pub fn is_jsonrpc(&self) -> bool {
+        self.kind() == ErrorKind::JsonRpc
+    }
+
+    /// Whether the server answered with an `error` that is no JSON-RPC
+    /// error object ([`ErrorKind::ErrorResponse`]).
+    pub fn is_error_response(&self) -> bool {
+        self.kind() == ErrorKind::ErrorResponse
+    }
+
+    /// Whether no usable response came ([`ErrorKind::InvalidResponse`]).
+    pub fn is_invalid_response(&self) -> bool {
+        self.kind() == ErrorKind::InvalidResponse
+    }
+
+    /// Whether the transport failed ([`ErrorKind::Transport`]).
+    pub fn is_transport(&self) -> bool {
+        self.kind() == ErrorKind::Transport
+    }
+
+    /// Whether the transport is closed ([`ErrorKind::Closed`]).
     pub fn is_closed(&self) -> bool {
-        matches!(self, Self::Closed(_))
+        self.kind() == ErrorKind::Closed
     }
 
-    pub(crate) fn transport(message: impl std::fmt::Display) -> Self {
-        Self::Transport(message.to_string())
+    /// Whether the request timed out ([`ErrorKind::Timeout`]).
+    pub fn is_timeout(&self) -> bool {
+        self.kind() == ErrorKind::Timeout
     }
+
+    /// Whether the request was refused before anything was sent
+    /// ([`ErrorKind::Refused`]).
+    pub fn is_refused(&self) -> bool {
+        self.kind() == ErrorKind::Refused
+    }
+}
+
+impl From<ErrorObject> for Error {
+    /// The server's JSON-RPC error ([`ErrorKind::JsonRpc`]).
+    fn from(e: ErrorObject) -> Self {
+        Self {
+            inner: Box::new(Inner {
+                kind: Kind::JsonRpc(e),
+                message: String::new(),
+                status: None,
+                source: None,
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.inner.kind {
+            Kind::JsonRpc(e) => e.fmt(f),
+            Kind::Other(_) => f.write_str(&self.inner.message),
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind());
+        match &self.inner.kind {
+            Kind::JsonRpc(e) => d.field("jsonrpc", e),
+            Kind::Other(_) => d.field("message", &self.inner.message),
+        };
+        if let Some(status) = self.inner.status {
+            d.field("status", &status);
+        }
+        if let Some(source) = &self.inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        let source: &(dyn StdError + Send + Sync) = self.inner.source.as_deref()?;
+        Some(source)
+    }
+}
+
+/// The message of an in-process handler's panic: the source of the
+/// [`ErrorKind::Transport`] error it becomes.
+#[derive(Debug)]
+pub(crate) struct Panicked(pub(crate) String);
+
+impl fmt::Display for Panicked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StdError for Panicked {}
+
+/// An error and its causes on one line, for logs and reasons.
+pub(crate) fn error_chain(e: &dyn StdError) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// Reads the outcome of a response: its `result`, or the error it carries.
 ///
-/// * `error` a JSON-RPC error object (an integer `code`) → [`ClientError::JsonRpc`];
-/// * `error` any other non-null value → [`ClientError::ErrorResponse`] with
-///   the string itself or the value's JSON, and no code;
+/// * `error` a JSON-RPC error object (an integer `code`) → [`ErrorKind::JsonRpc`];
+/// * `error` any other non-null value → [`ErrorKind::ErrorResponse`]
+///   showing the string itself or the value's JSON, and no code;
 /// * `"error": null` (or none) beside a `result` → success;
-/// * `"error": null` (or none) and no `result` → [`ClientError::InvalidResponse`].
-pub fn response_outcome(
-    mut response: serde_json::Map<String, Value>,
-) -> Result<Value, ClientError> {
+/// * `"error": null` (or none) and no `result` → [`ErrorKind::InvalidResponse`].
+pub fn response_outcome(mut response: serde_json::Map<String, Value>) -> Result<Value, Error> {
     match response.remove("error") {
         None | Some(Value::Null) => response.remove("result").ok_or_else(|| {
-            ClientError::InvalidResponse(
-                "MCP invalid response: a null error and no result".to_owned(),
-            )
+            Error::invalid_response("MCP invalid response: a null error and no result")
         }),
         Some(error) => Err(error_from_value(error)),
     }
 }
 
-fn error_from_value(error: Value) -> ClientError {
+fn error_from_value(error: Value) -> Error {
     if let Value::Object(map) = &error
         && let Some(code) = map.get("code").and_then(Value::as_i64)
     {
@@ -115,13 +328,13 @@ fn error_from_value(error: Value) -> ClientError {
         };
         let mut obj = ErrorObject::new(code, message);
         obj.data = map.get("data").cloned();
-        return ClientError::JsonRpc(obj);
+        return Error::from(obj);
     }
     let text = match error {
         Value::String(s) => s,
         other => other.to_string(),
     };
-    ClientError::ErrorResponse(format!("MCP error response: {text}"))
+    Error::error_response(format!("MCP error response: {text}"))
 }
 
 #[cfg(test)]
@@ -129,8 +342,73 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn outcome(v: Value) -> Result<Value, ClientError> {
+    fn outcome(v: Value) -> Result<Value, Error> {
         response_outcome(v.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn one_pointer_wide() {
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<Result<(), Error>>(), size_of::<usize>());
+    }
+
+    #[test]
+    fn kinds_predicates_and_accessors_agree() {
+        let cases = [
+            (Error::transport("t"), ErrorKind::Transport),
+            (Error::closed("c"), ErrorKind::Closed),
+            (Error::timeout("t"), ErrorKind::Timeout),
+            (Error::invalid_response("i"), ErrorKind::InvalidResponse),
+            (Error::refused("r"), ErrorKind::Refused),
+            (Error::error_response("e"), ErrorKind::ErrorResponse),
+            (Error::from(ErrorObject::new(-1, "m")), ErrorKind::JsonRpc),
+        ];
+        for (e, kind) in cases {
+            assert_eq!(e.kind(), kind, "{e:?}");
+            let predicates = [
+                (e.is_transport(), ErrorKind::Transport),
+                (e.is_closed(), ErrorKind::Closed),
+                (e.is_timeout(), ErrorKind::Timeout),
+                (e.is_invalid_response(), ErrorKind::InvalidResponse),
+                (e.is_refused(), ErrorKind::Refused),
+                (e.is_error_response(), ErrorKind::ErrorResponse),
+                (e.is_jsonrpc(), ErrorKind::JsonRpc),
+            ];
+            for (holds, of) in predicates {
+                assert_eq!(holds, of == kind, "{e:?} is_{of:?}");
+            }
+            assert_eq!(e.code().is_some(), kind == ErrorKind::JsonRpc);
+            assert_eq!(e.status(), None);
+        }
+    }
+
+    #[test]
+    fn the_cause_is_the_source_not_the_display_and_clones_share_it() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = Error::transport("could not start MCP server \"x\"")
+            .with_source(io)
+            .with_status(503);
+        assert_eq!(e.to_string(), "could not start MCP server \"x\"");
+        assert_eq!(e.status(), Some(503));
+        let copy = e.clone();
+        for e in [&e, &copy] {
+            let io = e.source().unwrap().downcast_ref::<std::io::Error>();
+            assert_eq!(io.unwrap().kind(), std::io::ErrorKind::NotFound);
+        }
+        assert_eq!(
+            error_chain(&e),
+            "could not start MCP server \"x\": no such file"
+        );
+        let debug = format!("{e:?}");
+        assert!(
+            debug.contains("Transport") && debug.contains("503") && debug.contains("no such file"),
+            "{debug}"
+        );
+        // An error nested in another is reached by downcasting.
+        let outer = Error::closed("gone").with_source(e);
+        let inner = outer.source().unwrap().downcast_ref::<Error>().unwrap();
+        assert_eq!(inner.status(), Some(503));
+        assert!(Error::closed("x").source().is_none());
     }
 
     #[test]
@@ -139,6 +417,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.to_string(), "MCP error -32602: bad");
         assert_eq!(e.jsonrpc_error().unwrap().data, Some(json!({"x":1})));
+        assert!(e.source().is_none());
 
         for (error, text) in [
             (json!("boom"), "MCP error response: boom"),
@@ -154,7 +433,7 @@ mod tests {
             ),
         ] {
             let e = outcome(json!({"id":1,"error":error})).unwrap_err();
-            assert!(matches!(e, ClientError::ErrorResponse(_)), "{e:?}");
+            assert!(e.is_error_response(), "{e:?}");
             assert_eq!(e.to_string(), text);
             assert_eq!(e.code(), None);
         }
@@ -164,7 +443,7 @@ mod tests {
             json!({"a":1})
         );
         let e = outcome(json!({"id":1,"error":null})).unwrap_err();
-        assert!(matches!(e, ClientError::InvalidResponse(_)));
+        assert!(e.is_invalid_response());
         assert!(e.jsonrpc_error().is_none());
         // A null result is still a result.
         assert_eq!(outcome(json!({"id":1,"result":null})).unwrap(), Value::Null);

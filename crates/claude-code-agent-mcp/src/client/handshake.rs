@@ -6,8 +6,9 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::engine::Inner;
+use super::error::error_chain;
 use super::options::{HandshakeMode, RequestOptions};
-use super::{ClientError, ServerState};
+use super::{Error, ServerState};
 /// `_meta` key under which a `server/discover` result may carry `serverInfo`.
 const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -15,36 +16,35 @@ use crate::types::{
     DiscoverResult, InitializeResult, STATELESS_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
 };
 
-pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
+pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, Error> {
     let mode = inner.options.handshake;
     if mode != HandshakeMode::Initialize {
         match discover(inner).await {
             Ok(state) => return Ok(state),
             Err(e) if mode == HandshakeMode::Discover => return Err(e),
-            Err(e @ ClientError::Closed(_)) => return Err(e),
+            Err(e) if e.is_closed() => return Err(e),
             Err(e) => {
-                tracing::debug!(error = %e, "server/discover refused; falling back to initialize")
+                tracing::debug!(error = %error_chain(&e), "server/discover refused; falling back to initialize")
             }
         }
     }
     initialize(inner).await
 }
 
-async fn discover(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
+async fn discover(inner: &Arc<Inner>) -> Result<ServerState, Error> {
     let params = json!({"_meta": inner.stateless_meta_for(STATELESS_PROTOCOL_VERSION)});
     let options = RequestOptions::new().timeout(inner.options.discover_timeout);
     let result = inner
         .request("server/discover", Some(params), options)
         .await?;
-    let discovered: DiscoverResult = serde_json::from_value(result).map_err(|e| {
-        ClientError::InvalidResponse(format!("server/discover: unusable result: {e}"))
-    })?;
+    let discovered: DiscoverResult = serde_json::from_value(result)
+        .map_err(|e| Error::invalid_response("server/discover: unusable result").with_source(e))?;
     if !discovered
         .supported_versions
         .iter()
         .any(|v| v == STATELESS_PROTOCOL_VERSION)
     {
-        return Err(ClientError::InvalidResponse(format!(
+        return Err(Error::invalid_response(format!(
             "server/discover: the server speaks none of our stateless revisions (it offers {:?})",
             discovered.supported_versions
         )));
@@ -67,7 +67,7 @@ async fn discover(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
     })
 }
 
-async fn initialize(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
+async fn initialize(inner: &Arc<Inner>) -> Result<ServerState, Error> {
     let params = json!({
         "protocolVersion": inner.options.protocol_version,
         "capabilities": inner.capabilities,
@@ -77,10 +77,10 @@ async fn initialize(inner: &Arc<Inner>) -> Result<ServerState, ClientError> {
         .request("initialize", Some(params), RequestOptions::new())
         .await?;
     let init: InitializeResult = serde_json::from_value(result)
-        .map_err(|e| ClientError::InvalidResponse(format!("initialize: unusable result: {e}")))?;
+        .map_err(|e| Error::invalid_response("initialize: unusable result").with_source(e))?;
     // The spec: a client that does not speak the server's answer disconnects.
     if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
-        return Err(ClientError::InvalidResponse(format!(
+        return Err(Error::invalid_response(format!(
             "initialize: the server answered with protocol version {:?}, which this client does not speak (it speaks {}); disconnected",
             init.protocol_version,
             SUPPORTED_PROTOCOL_VERSIONS.join(", ")

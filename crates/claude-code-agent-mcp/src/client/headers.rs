@@ -6,26 +6,31 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::ClientError;
-use crate::transport::mcp_headers::{self, ParamHeaders};
+use super::Error;
+use crate::transport::mcp_headers::{self, InvalidHeaderValue, ParamHeaders};
 use crate::types::ToolInfo;
 
 pub use crate::transport::mcp_headers::X_MCP_HEADER;
 
-/// Renders a header value; refuses control characters with
-/// [`ClientError::Refused`] (see
-/// [`mcp_headers::encode_header_value`]).
-pub fn encode_header_value(name: &str, value: &str) -> Result<String, ClientError> {
-    mcp_headers::encode_header_value(name, value).map_err(|e| ClientError::Refused(e.to_string()))
+/// Renders a header value; refuses control characters with an
+/// [`ErrorKind::Refused`](super::ErrorKind::Refused) error whose source is
+/// the [`InvalidHeaderValue`] (see [`mcp_headers::encode_header_value`]).
+pub fn encode_header_value(name: &str, value: &str) -> Result<String, Error> {
+    mcp_headers::encode_header_value(name, value).map_err(refused)
+}
+
+/// Nothing is sent: a header value holds a control character.
+fn refused(e: InvalidHeaderValue) -> Error {
+    Error::refused("the request was not sent: a header value holds a control character")
+        .with_source(e)
 }
 
 /// The header parameters a call with `arguments` mirrors, as raw text.
 pub(crate) fn header_params(
     annotations: &ParamHeaders,
     arguments: &Value,
-) -> Result<Vec<(String, String)>, ClientError> {
-    mcp_headers::header_params(annotations, arguments)
-        .map_err(|e| ClientError::Refused(e.to_string()))
+) -> Result<Vec<(String, String)>, Error> {
+    mcp_headers::header_params(annotations, arguments).map_err(refused)
 }
 
 /// The annotations of every tool of a `tools/list` listing that has some.

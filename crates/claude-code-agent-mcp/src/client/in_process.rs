@@ -11,9 +11,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::ClientError;
+use super::Error;
 use super::deadline::{self, Limits};
-use super::engine::{Inner, lock};
+use super::engine::Inner;
+use super::error::Panicked;
 use super::options::RequestOptions;
 use super::transport::{Inbox, SendOptions, Transport};
 use crate::server::{DirectCall, Handler, RequestContext, Server, Session};
@@ -103,11 +104,9 @@ impl InProcessTransport {
         arguments: Value,
         meta: Option<Arc<Map<String, Value>>>,
         cx: &mut Context<'_>,
-    ) -> Result<DirectCall<'a>, ClientError> {
+    ) -> Result<DirectCall<'a>, Error> {
         let Some(server) = &self.server else {
-            return Err(ClientError::Transport(
-                "MCP in-process: the handler is no Server".into(),
-            ));
+            return Err(Error::transport("MCP in-process: the handler is no Server"));
         };
         let plain = || RequestContext::with_session(self.session.clone());
         // The client's own stateless `_meta`, checked once: no lookup.
@@ -184,14 +183,12 @@ impl Inner {
         &self,
         running: BoxFuture<'_, Result<CallToolResult, crate::jsonrpc::ErrorObject>>,
         limits: Limits,
-    ) -> Result<CallToolResult, ClientError> {
+    ) -> Result<CallToolResult, Error> {
         let exchange = async {
             tokio::select! {
                 biased;
-                outcome = running => outcome.map_err(ClientError::JsonRpc),
-                () = self.closing.cancelled() => Err(ClientError::Closed(
-                    lock(&self.closed_reason).clone().unwrap_or_default(),
-                )),
+                outcome = running => outcome.map_err(Error::from),
+                () = self.closing.cancelled() => Err(self.closed_error()),
             }
         };
         match deadline::within(exchange, limits, None).await {
@@ -240,13 +237,13 @@ enum DirectState<'a> {
         limits: Limits,
     },
     /// Left running by its first poll.
-    Running(BoxFuture<'a, Result<CallToolResult, ClientError>>),
+    Running(BoxFuture<'a, Result<CallToolResult, Error>>),
     /// Answered.
     Done,
 }
 
 impl Future for DirectCallFuture<'_> {
-    type Output = Result<CallToolResult, ClientError>;
+    type Output = Result<CallToolResult, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -260,8 +257,8 @@ impl Future for DirectCallFuture<'_> {
             } => {
                 let inner = this.inner;
                 let Some(direct) = inner.direct.as_ref() else {
-                    return Poll::Ready(Err(ClientError::Transport(
-                        "MCP in-process: no direct transport".into(),
+                    return Poll::Ready(Err(Error::transport(
+                        "MCP in-process: no direct transport",
                     )));
                 };
                 if inner.is_closed() {
@@ -271,7 +268,7 @@ impl Future for DirectCallFuture<'_> {
                 match direct.start_call(&id, this.name, arguments, meta, cx) {
                     Err(error) => return Poll::Ready(Err(error)),
                     Ok(DirectCall::Done(outcome)) => {
-                        return Poll::Ready(outcome.map_err(ClientError::JsonRpc));
+                        return Poll::Ready(outcome.map_err(Error::from));
                     }
                     Ok(DirectCall::Running(running)) => {
                         Box::pin(inner.finish_direct(running, limits))
@@ -294,35 +291,24 @@ impl std::fmt::Debug for InProcessTransport {
 }
 
 impl Transport for InProcessTransport {
-    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
-        self.inbox.set(inbox).map_err(|_| {
-            ClientError::Transport("the in-process transport was already started".into())
-        })
+    fn start(&self, inbox: Inbox) -> Result<(), Error> {
+        self.inbox
+            .set(inbox)
+            .map_err(|_| Error::transport("the in-process transport was already started"))
     }
 
-    fn send(
-        &self,
-        message: Value,
-        _options: SendOptions,
-    ) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn send(&self, message: Value, _options: SendOptions) -> BoxFuture<'_, Result<(), Error>> {
         let method = message.get("method").and_then(Value::as_str);
         let is_request = method.is_some() && message.get("id").is_some_and(|id| !id.is_null());
         let handler = &self.handler;
         let ctx = RequestContext::with_session(self.session.clone());
         let future = std::panic::catch_unwind(AssertUnwindSafe(|| handler.handle(message, ctx)));
         Box::pin(async move {
-            let future = future.map_err(|p| {
-                ClientError::Transport(format!(
-                    "MCP in-process handler failed: {}",
-                    crate::server::panic_message(&*p)
-                ))
-            })?;
-            let reply = AssertUnwindSafe(future).catch_unwind().await.map_err(|p| {
-                ClientError::Transport(format!(
-                    "MCP in-process handler failed: {}",
-                    crate::server::panic_message(&*p)
-                ))
-            })?;
+            let future = future.map_err(|p| panicked(&*p))?;
+            let reply = AssertUnwindSafe(future)
+                .catch_unwind()
+                .await
+                .map_err(|p| panicked(&*p))?;
             match reply {
                 Some(reply) => {
                     if let Some(inbox) = self.inbox.get() {
@@ -330,15 +316,15 @@ impl Transport for InProcessTransport {
                     }
                     Ok(())
                 }
-                None if is_request => Err(ClientError::InvalidResponse(
-                    "MCP in-process invalid response: the handler answered nothing".into(),
+                None if is_request => Err(Error::invalid_response(
+                    "MCP in-process invalid response: the handler answered nothing",
                 )),
                 None => Ok(()),
             }
         })
     }
 
-    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         self.session.close();
         Box::pin(futures::future::ready(Ok(())))
     }
@@ -346,4 +332,11 @@ impl Transport for InProcessTransport {
     fn is_alive(&self) -> bool {
         true
     }
+}
+
+/// An in-process handler that panicked: a transport failure whose source is
+/// the panic's message.
+fn panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    let message = crate::server::panic_message(payload);
+    Error::transport("MCP in-process handler panicked").with_source(Panicked(message))
 }

@@ -21,8 +21,10 @@
 //!
 //! The guide `docs/mcp-client.md` in the repository walks through all of it.
 //!
-//! Errors: see [`ClientError`] — a server's JSON-RPC error is always
-//! distinguishable from a failure on this side.
+//! Errors: see [`Error`] — a server's JSON-RPC error is always
+//! distinguishable from a failure on this side ([`Error::kind`]), and the
+//! cause of a failure (an I/O or HTTP error, a panic) is its
+//! [`source`](std::error::Error::source).
 //!
 //! ```
 //! use claude_code_agent_mcp::client::McpClient;
@@ -44,7 +46,7 @@
 //!
 //! let err = client.send_request("nope/nope", None).await.unwrap_err();
 //! assert_eq!(err.code(), Some(-32601));
-//! # Ok::<(), claude_code_agent_mcp::client::ClientError>(())
+//! # Ok::<(), claude_code_agent_mcp::client::Error>(())
 //! # }).unwrap();
 //! ```
 
@@ -70,7 +72,7 @@ use serde_json::{Map, Value};
 pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
 /// The stdio transport lives in [`crate::transport`]; kept here too.
 pub use crate::transport::{StdioOptions, StdioTransport};
-pub use error::{ClientError, response_outcome};
+pub use error::{Error, ErrorKind, response_outcome};
 #[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
@@ -112,10 +114,7 @@ pub struct McpClient {
 
 impl McpClient {
     /// Connects over `transport` and performs the handshake.
-    pub async fn connect(
-        transport: impl Transport,
-        options: ClientOptions,
-    ) -> Result<Self, ClientError> {
+    pub async fn connect(transport: impl Transport, options: ClientOptions) -> Result<Self, Error> {
         // In process to our Server, tool calls skip JSON-RPC.
         let direct = (&transport as &dyn std::any::Any)
             .downcast_ref::<InProcessTransport>()
@@ -128,7 +127,7 @@ impl McpClient {
     pub async fn connect_arc(
         transport: Arc<dyn Transport>,
         options: ClientOptions,
-    ) -> Result<Self, ClientError> {
+    ) -> Result<Self, Error> {
         Self::start(transport, options, None).await
     }
 
@@ -136,13 +135,13 @@ impl McpClient {
         transport: Arc<dyn Transport>,
         options: ClientOptions,
         direct: Option<InProcessTransport>,
-    ) -> Result<Self, ClientError> {
+    ) -> Result<Self, Error> {
         let inner = Inner::start(transport, options, direct)?;
         let state = match handshake::handshake(&inner).await {
             Ok(state) => state,
             Err(e) => {
                 let _ = inner.transport.close().await;
-                inner.shut("the handshake failed");
+                inner.shut(Error::closed("the handshake failed"));
                 return Err(e);
             }
         };
@@ -152,7 +151,7 @@ impl McpClient {
 
     /// Connects in process to `handler` (a [`Server`](crate::Server) or any
     /// [`Handler`](crate::Handler)), with default options.
-    pub async fn in_process(handler: impl crate::Handler) -> Result<Self, ClientError> {
+    pub async fn in_process(handler: impl crate::Handler) -> Result<Self, Error> {
         Self::connect(
             InProcessTransport::new(handler),
             ClientOptions::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
@@ -204,10 +203,10 @@ impl McpClient {
     }
 
     /// Closes the transport (a stdio child is shut down, an HTTP session
-    /// deleted); requests still waiting fail with [`ClientError::Closed`].
-    pub async fn close(&self) -> Result<(), ClientError> {
+    /// deleted); requests still waiting fail with an [`ErrorKind::Closed`] error.
+    pub async fn close(&self) -> Result<(), Error> {
         let result = self.inner.transport.close().await;
-        self.inner.shut("the client was closed");
+        self.inner.shut(Error::closed("the client was closed"));
         result
     }
 
@@ -215,11 +214,7 @@ impl McpClient {
     ///
     /// Dropping the returned future before it completes sends
     /// `notifications/cancelled` for the request.
-    pub async fn send_request(
-        &self,
-        method: &str,
-        params: Option<Value>,
-    ) -> Result<Value, ClientError> {
+    pub async fn send_request(&self, method: &str, params: Option<Value>) -> Result<Value, Error> {
         self.inner
             .request(method, params, RequestOptions::new())
             .await
@@ -231,17 +226,17 @@ impl McpClient {
         method: &str,
         params: Option<Value>,
         options: RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Value, Error> {
         self.inner.request(method, params, options).await
     }
 
-    /// Sends a notification; fails with [`ClientError::Timeout`] if the
+    /// Sends a notification; fails with an [`ErrorKind::Timeout`] error if the
     /// transport cannot deliver it within the client's request timeout.
     pub async fn send_notification(
         &self,
         method: &str,
         params: Option<Value>,
-    ) -> Result<(), ClientError> {
+    ) -> Result<(), Error> {
         self.inner.notify(method, params).await
     }
 }

@@ -258,7 +258,7 @@ impl RequestOptions {
     /// The most this request may take, progress or not (default: no cap
     /// besides the timeout). Only matters with
     /// [`reset_timeout_on_progress`](Self::reset_timeout_on_progress); the
-    /// request then fails with [`ClientError::Timeout`](super::ClientError::Timeout)
+    /// request then fails with an [`ErrorKind::Timeout`](super::ErrorKind::Timeout) error
     /// saying the cap was reached.
     pub fn max_total_timeout(mut self, cap: Duration) -> Self {
         self.max_total_timeout = Some(cap);

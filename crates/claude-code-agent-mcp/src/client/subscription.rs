@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::options::RequestOptions;
-use super::{ClientError, McpClient, NotificationStream, ServerNotification};
+use super::{Error, McpClient, NotificationStream, ServerNotification};
 use crate::types::SubscriptionFilter;
 
 /// The notification that opens every subscription's stream.
@@ -33,7 +33,7 @@ impl McpClient {
     /// would.
     ///
     /// A server of an older revision has no `subscriptions/listen`: it is
-    /// refused before anything is sent ([`ClientError::Refused`]); such a
+    /// refused before anything is sent ([`Error::is_refused`]); such a
     /// server sends its notifications unasked (over HTTP on the GET stream,
     /// [`HttpOptions::get_stream`](super::HttpOptions::get_stream)).
     ///
@@ -54,13 +54,13 @@ impl McpClient {
     ///     |_: Value| async { "hi" }));
     /// let note = changes.next().await.unwrap();
     /// assert_eq!(note.method(), "notifications/tools/list_changed");
-    /// # Ok::<(), claude_code_agent_mcp::client::ClientError>(())
+    /// # Ok::<(), claude_code_agent_mcp::client::Error>(())
     /// # }).unwrap();
     /// ```
-    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, Error> {
         let state = self.server_state();
         if !state.stateless {
-            return Err(ClientError::Refused(format!(
+            return Err(Error::refused(format!(
                 "subscriptions/listen belongs to the stateless 2026-07-28 revision; this server speaks {}, and sends its notifications unasked",
                 state.protocol_version
             )));
@@ -94,16 +94,17 @@ impl McpClient {
                                 .cloned()
                                 .unwrap_or(Value::Null);
                             return serde_json::from_value(agreed).map_err(|e| {
-                                ClientError::InvalidResponse(format!(
-                                    "subscriptions/listen: unusable acknowledgement: {e}"
-                                ))
+                                Error::invalid_response(
+                                    "subscriptions/listen: unusable acknowledgement",
+                                )
+                                .with_source(e)
                             });
                         }
                         // The server may not send anything before it; skip.
                         Some(_) => {}
                         None => return Err(inner.closed_error()),
                     },
-                    outcome = &mut task => return Err(ended(outcome).1),
+                    outcome = &mut task => return Err(ended(outcome)),
                 }
             }
         };
@@ -116,7 +117,7 @@ impl McpClient {
             }
             Err(_) => {
                 task.abort();
-                return Err(ClientError::Timeout(format!(
+                return Err(Error::timeout(format!(
                     "subscriptions/listen: no acknowledgement within {}",
                     super::engine::fmt_duration(timeout)
                 )));
@@ -132,18 +133,17 @@ impl McpClient {
     }
 }
 
-/// Why the request under a subscription ended: its text, and as an error.
-fn ended(
-    outcome: Result<Result<Value, ClientError>, tokio::task::JoinError>,
-) -> (String, ClientError) {
-    let error = match outcome {
-        Ok(Ok(_)) => ClientError::InvalidResponse(
-            "the server answered subscriptions/listen, which ends the subscription".into(),
+/// Why the request under a subscription ended.
+fn ended(outcome: Result<Result<Value, Error>, tokio::task::JoinError>) -> Error {
+    match outcome {
+        Ok(Ok(_)) => Error::invalid_response(
+            "the server answered subscriptions/listen, which ends the subscription",
         ),
         Ok(Err(e)) => e,
-        Err(e) => ClientError::Transport(format!("subscriptions/listen: {e}")),
-    };
-    (error.to_string(), error)
+        Err(e) => {
+            Error::transport("subscriptions/listen: the request's task failed").with_source(e)
+        }
+    }
 }
 
 /// An open `subscriptions/listen` stream ([`McpClient::listen`]): a
@@ -159,8 +159,8 @@ pub struct Subscription {
     id: Value,
     acknowledged: SubscriptionFilter,
     notes: NotificationStream,
-    task: JoinHandle<Result<Value, ClientError>>,
-    ended: Option<String>,
+    task: JoinHandle<Result<Value, Error>>,
+    ended: Option<Error>,
 }
 
 impl Subscription {
@@ -176,9 +176,12 @@ impl Subscription {
         &self.acknowledged
     }
 
-    /// Why the subscription ended, once the stream has ended.
-    pub fn ended(&self) -> Option<&str> {
-        self.ended.as_deref()
+    /// Why the subscription ended, once the stream has ended: the error
+    /// its `subscriptions/listen` request failed with (an
+    /// [`ErrorKind::Closed`](super::ErrorKind::Closed) one when the client
+    /// closed).
+    pub fn ended(&self) -> Option<&Error> {
+        self.ended.as_ref()
     }
 
     /// How many notifications were lost because the stream was not read.
@@ -208,7 +211,7 @@ impl Stream for Subscription {
                 Poll::Ready(Some(note)) => return Poll::Ready(Some(note)),
                 Poll::Ready(None) => {
                     this.ended
-                        .get_or_insert_with(|| "the client was closed".into());
+                        .get_or_insert_with(|| Error::closed("the client was closed"));
                     return Poll::Ready(None);
                 }
                 Poll::Pending => break,
@@ -219,7 +222,7 @@ impl Stream for Subscription {
         }
         match this.task.poll_unpin(cx) {
             Poll::Ready(outcome) => {
-                this.ended = Some(ended(outcome).0);
+                this.ended = Some(ended(outcome));
                 // What arrived before the end is still delivered.
                 match this.notes.poll_next_unpin(cx) {
                     Poll::Ready(Some(note)) if note.method() != ACKNOWLEDGED => {

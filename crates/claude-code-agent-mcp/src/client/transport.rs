@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::ClientError;
+use super::Error;
 use super::answer::response_text;
 
 /// Something that arrived from the server side of a transport.
@@ -22,7 +22,7 @@ pub enum TransportEvent {
         /// The request's id, as the response carried it.
         id: Value,
         /// Why.
-        error: ClientError,
+        error: Error,
     },
     /// A successful response whose `result` is still the JSON text it
     /// arrived in ([`Inbox::deliver_text`]): the client decodes it once,
@@ -33,9 +33,11 @@ pub enum TransportEvent {
         /// The text of the response's `result`.
         result: Box<RawValue>,
     },
-    /// The transport ended (the child exited, the stream closed); the reason.
-    /// Requests still waiting fail with [`ClientError::Closed`].
-    Closed(String),
+    /// The transport ended (the child exited, the stream closed): an
+    /// [`ErrorKind::Closed`](super::ErrorKind::Closed) error saying why,
+    /// with its cause. Requests still waiting, and every later one, fail
+    /// with it.
+    Closed(Error),
 }
 
 /// Where a transport delivers what arrives: every incoming message, in order.
@@ -81,13 +83,20 @@ impl Inbox {
     }
 
     /// Fails the request with this id (its response was unusable).
-    pub fn fail(&self, id: Value, error: ClientError) {
+    pub fn fail(&self, id: Value, error: Error) {
         (self.sink)(TransportEvent::Failed { id, error });
     }
 
-    /// Says the transport ended.
+    /// Says the transport ended, and why (an [`Error::closed`] of `reason`).
     pub fn closed(&self, reason: impl Into<String>) {
-        (self.sink)(TransportEvent::Closed(reason.into()));
+        self.closed_with(Error::closed(reason));
+    }
+
+    /// Says the transport ended with `error`, what requests still waiting
+    /// and later ones fail with: an [`Error::closed`], with its cause
+    /// ([`Error::with_source`]).
+    pub fn closed_with(&self, error: Error) {
+        (self.sink)(TransportEvent::Closed(error));
     }
 }
 
@@ -140,14 +149,15 @@ impl SendOptions {
 /// [`HttpTransport`](super::HttpTransport).
 pub trait Transport: Send + Sync + 'static {
     /// Called once, before the first `send`, with where incoming messages go.
-    fn start(&self, inbox: Inbox) -> Result<(), ClientError>;
+    fn start(&self, inbox: Inbox) -> Result<(), Error>;
 
     /// Sends one message (a request, a notification, or a response to a
     /// server's request). A failure here fails the request it carried.
-    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>>;
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), Error>>;
 
-    /// Closes the transport; waiting requests fail with [`ClientError::Closed`].
-    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>>;
+    /// Closes the transport; waiting requests fail with an
+    /// [`ErrorKind::Closed`](super::ErrorKind::Closed) error.
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>>;
 
     /// Whether the transport can still carry messages.
     fn is_alive(&self) -> bool;

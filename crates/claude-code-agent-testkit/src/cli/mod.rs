@@ -87,7 +87,8 @@ pub fn tested_cli_version() -> &'static str {
 /// The npm package that carries the CLI.
 pub const CLI_NPM_PACKAGE: &str = "@anthropic-ai/claude-code";
 
-/// Why the CLI could not be found or installed.
+/// Why the CLI could not be found or installed. An I/O cause is the
+/// [`source`](std::error::Error::source), not repeated in the message.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CliError {
@@ -95,7 +96,7 @@ pub enum CliError {
     #[error("cannot locate a cache folder: neither XDG_CACHE_HOME nor HOME is set")]
     NoCacheDir,
     /// The binary could not be run.
-    #[error("cannot run {path}: {source}")]
+    #[error("cannot run {path}")]
     Run {
         /// The binary.
         path: PathBuf,
@@ -122,7 +123,7 @@ pub enum CliError {
     },
     /// `npm` is not installed (or not on `PATH`).
     #[error(
-        "npm is needed to install {CLI_NPM_PACKAGE} but could not be started ({source}); install Node.js/npm, or set {CLI_PATH_ENV} to a claude binary of the version under test"
+        "npm is needed to install {CLI_NPM_PACKAGE} but could not be started; install Node.js/npm, or set {CLI_PATH_ENV} to a claude binary of the version under test"
     )]
     NpmNotFound {
         /// The spawn error.
@@ -151,7 +152,7 @@ pub enum CliError {
         candidates: Vec<PathBuf>,
     },
     /// A file-system operation failed.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,

@@ -34,6 +34,16 @@ fn invalid(message: String) -> Error {
     Error::InvalidOptions(message)
 }
 
+fn settings_error(
+    path: Option<std::path::PathBuf>,
+    source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+) -> Error {
+    Error::Settings {
+        path,
+        source: source.into(),
+    }
+}
+
 /// Builds the command line for `options`, running `program`.
 pub(crate) fn build_for(options: &Options, program: OsString) -> Result<CliCommand> {
     let mut cmd = build(options)?;
@@ -355,28 +365,23 @@ fn settings_value(options: &Options) -> Result<Option<String>> {
     let mut settings = match options.settings.as_deref().map(str::trim) {
         None => serde_json::Map::new(),
         Some(text) => {
-            let text = if text.starts_with('{') {
-                text.to_owned()
+            let (text, path) = if text.starts_with('{') {
+                (text.to_owned(), None)
             } else {
                 // A file, read as the CLI would: relative to its cwd.
                 let path = match &options.cwd {
                     Some(cwd) => cwd.join(text),
                     None => text.into(),
                 };
-                std::fs::read_to_string(&path).map_err(|e| {
-                    invalid(format!(
-                        "settings file {} (to merge the sandbox into): {e}",
-                        path.display()
-                    ))
-                })?
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => (text, Some(path)),
+                    Err(e) => return Err(settings_error(Some(path), e)),
+                }
             };
             match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
                 Ok(Value::Object(map)) => map,
-                _ => {
-                    return Err(invalid(
-                        "settings must be a JSON object to merge the sandbox into".into(),
-                    ));
-                }
+                Ok(_) => return Err(settings_error(path, "the settings are not a JSON object")),
+                Err(e) => return Err(settings_error(path, e)),
             }
         }
     };

@@ -162,6 +162,42 @@ fn sandbox_is_merged_into_settings_and_fails_if_unavailable() {
 }
 
 #[test]
+fn settings_the_sandbox_cannot_merge_into_keep_their_cause() {
+    use crate::options::SandboxSettings;
+    use std::error::Error as _;
+    let with = |settings: &str| {
+        let options = Options::new()
+            .cwd("/nonexistent-dir")
+            .settings(settings)
+            .sandbox(SandboxSettings::enabled());
+        match build(&options) {
+            Err(Error::Settings { path, source }) => (path, source),
+            other => panic!("not a settings error: {:?}", other.map(|c| c.args)),
+        }
+    };
+    // A file that cannot be read: the io::Error, relative to the cwd.
+    let (path, source) = with("s.json");
+    assert_eq!(path.as_deref(), Some(Path::new("/nonexistent-dir/s.json")));
+    let io = source.downcast_ref::<std::io::Error>().unwrap();
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    // Text that is not JSON: serde's error.
+    let (path, source) = with("{not json");
+    assert_eq!(path, None);
+    assert!(
+        source
+            .downcast_ref::<serde_json::Error>()
+            .unwrap()
+            .is_syntax()
+    );
+    let e = Error::Settings { path, source };
+    assert_eq!(
+        e.to_string(),
+        "cannot merge the sandbox into the settings given as JSON text"
+    );
+    assert!(e.source().is_some());
+}
+
+#[test]
 fn conflicting_and_incomplete_options_are_refused() {
     use crate::protocol::PermissionResult;
     let both = Options::new()

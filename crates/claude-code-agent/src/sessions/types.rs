@@ -204,8 +204,9 @@ pub enum SessionError {
     )]
     NoConfigDir,
 
-    /// A file or folder could not be read or written.
-    #[error("cannot {action} {}: {source}", .path.display())]
+    /// A file or folder could not be read or written; the
+    /// [`std::io::Error`] is the [`source`](std::error::Error::source).
+    #[error("cannot {action} {}", .path.display())]
     Io {
         /// What was being done (`"read"`, `"append to"`, …).
         action: &'static str,

@@ -12,7 +12,7 @@ pub(crate) enum BodyError {
         declared: bool,
         limit: usize,
     },
-    /// The connection failed while reading.
+    /// The connection failed while reading: the cause.
     Read(reqwest::Error),
 }
 
@@ -31,7 +31,7 @@ impl fmt::Display for BodyError {
                 f,
                 "the body exceeds the message cap of {limit} bytes ({size} bytes seen); the rest was not read"
             ),
-            Self::Read(e) => write!(f, "reading the body: {}", error_chain(e)),
+            Self::Read(_) => f.write_str("reading the body failed"),
         }
     }
 }
@@ -62,19 +62,4 @@ pub(crate) async fn read_capped(
         buf.extend_from_slice(&chunk);
     }
     Ok(buf)
-}
-
-/// An error with its causes (reqwest's own message is often terse).
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let line = cause.to_string();
-        if !text.contains(&line) {
-            text.push_str(": ");
-            text.push_str(&line);
-        }
-        source = cause.source();
-    }
-    text
 }

@@ -22,10 +22,15 @@
 //! Concurrent messages share one new session. If no new session can be
 //! had, or the new one answers 404 too, the transport closes:
 //! [`is_alive`](Transport::is_alive) turns false and every waiting and
-//! later call fails at once with [`ClientError::Closed`] saying why. A
+//! later call fails at once with an [`ErrorKind::Closed`](super::ErrorKind::Closed)
+//! error saying why (with status 404, and the cause as its source). A
 //! message whose answer was streaming when the session ended (resuming the
 //! stream got 404) is not sent again — the old session may have acted on
-//! it — and fails with a [`ClientError::Transport`] saying so.
+//! it — and fails with an [`ErrorKind::Transport`](super::ErrorKind::Transport)
+//! error saying so. An HTTP error status without a JSON-RPC error in its
+//! body fails the request with a transport error whose
+//! [`status`](super::Error::status) it is; a request that fails in
+//! reqwest has the `reqwest::Error` as its [`source`](std::error::Error::source).
 //!
 //! What the server sends is capped, so a hostile or broken server cannot
 //! make the client buffer without bound: one SSE event (its data plus the
@@ -33,7 +38,8 @@
 //! [`HttpOptions::max_message_bytes`] (default
 //! [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB, the stdio line cap). A breach
 //! fails only the request whose answer it was, with
-//! [`ClientError::InvalidResponse`] naming the cap and the size seen, and
+//! an [`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse)
+//! error naming the cap and the size seen, and
 //! the connection is dropped without reading on; the client stays usable.
 
 mod body;
@@ -51,7 +57,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::ClientError;
+use super::Error;
+use super::error::error_chain;
 use super::headers::encode_header_value;
 use super::transport::{Inbox, SendOptions, Transport};
 use crate::transport::mcp_headers::PARAM_HEADER_PREFIX;
@@ -157,7 +164,8 @@ impl HttpOptions {
     /// line being read, or one JSON (or error) body. Memory stays bounded by
     /// it: a body whose `Content-Length` is over it is refused unread, and
     /// anything else is refused as soon as it crosses it. A breach fails the
-    /// request it answers with [`ClientError::InvalidResponse`] (`… exceeds
+    /// request it answers with an
+    /// [`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse) error (`… exceeds
     /// the message cap of N bytes …`); other requests and later ones are
     /// unaffected. On the standalone GET stream an event over the cap is
     /// skipped with an error in the log.
@@ -180,8 +188,9 @@ pub(crate) struct Shared {
     pub(crate) protocol_version: Mutex<Option<String>>,
     pub(crate) inbox: OnceLock<Inbox>,
     pub(crate) closed: AtomicBool,
-    /// Why the transport closed on its own (a session it could not renew).
-    pub(crate) closed_reason: Mutex<Option<String>>,
+    /// Why the transport closed on its own (a session it could not renew):
+    /// what every later message fails with.
+    pub(crate) closed_reason: Mutex<Option<Error>>,
     /// The `initialize` request as first sent, to start a new session with.
     pub(crate) init_message: Mutex<Option<Value>>,
     /// Held while a new session is being started (one at a time).
@@ -193,11 +202,10 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// The error of a message sent after the transport closed.
-    pub(crate) fn closed_error(&self) -> ClientError {
-        match lock(&self.closed_reason).clone() {
-            Some(reason) => ClientError::Closed(reason),
-            None => ClientError::Closed("the HTTP transport is closed".into()),
-        }
+    pub(crate) fn closed_error(&self) -> Error {
+        lock(&self.closed_reason)
+            .clone()
+            .unwrap_or_else(|| Error::closed("the HTTP transport is closed"))
     }
 }
 
@@ -227,17 +235,17 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), ClientError> {
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Error> {
     let n = HeaderName::from_bytes(name.as_bytes())
-        .map_err(|e| ClientError::Refused(format!("invalid header name {name:?}: {e}")))?;
+        .map_err(|e| Error::refused(format!("invalid header name {name:?}")).with_source(e))?;
     let v = HeaderValue::from_str(value)
-        .map_err(|e| ClientError::Refused(format!("invalid value for header {name}: {e}")))?;
+        .map_err(|e| Error::refused(format!("invalid value for header {name}")).with_source(e))?;
     Ok((n, v))
 }
 
 impl HttpTransport {
     /// A transport to `options`' endpoint (nothing is sent yet).
-    pub fn new(options: HttpOptions) -> Result<Self, ClientError> {
+    pub fn new(options: HttpOptions) -> Result<Self, Error> {
         let mut base_headers = HeaderMap::new();
         for (k, v) in &options.headers {
             let (n, v) = header(k, v)?;
@@ -246,7 +254,7 @@ impl HttpTransport {
         let http = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
             .build()
-            .map_err(|e| ClientError::transport(format!("could not build the HTTP client: {e}")))?;
+            .map_err(|e| Error::transport("could not build the HTTP client").with_source(e))?;
         Ok(Self {
             shared: Arc::new(Shared {
                 http,
@@ -287,7 +295,7 @@ pub(crate) fn post_headers(
     shared: &Shared,
     message: &Value,
     options: &SendOptions,
-) -> Result<(HeaderMap, Option<String>), ClientError> {
+) -> Result<(HeaderMap, Option<String>), Error> {
     let mut h = shared.base_headers.clone();
     h.insert(
         ACCEPT,
@@ -330,14 +338,14 @@ pub(crate) fn post_headers(
 }
 
 impl Transport for HttpTransport {
-    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
+    fn start(&self, inbox: Inbox) -> Result<(), Error> {
         self.shared
             .inbox
             .set(inbox)
-            .map_err(|_| ClientError::transport("the HTTP transport was already started"))
+            .map_err(|_| Error::transport("the HTTP transport was already started"))
     }
 
-    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
             let shared = &self.shared;
             if shared.closed.load(Ordering::Acquire) {
@@ -362,7 +370,7 @@ impl Transport for HttpTransport {
         })
     }
 
-    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
             if self.shared.closed.swap(true, Ordering::AcqRel) {
                 return Ok(());
@@ -382,7 +390,9 @@ impl Transport for HttpTransport {
                 let delete = self.shared.http.delete(&self.shared.options.url).headers(h);
                 match tokio::time::timeout(Duration::from_secs(5), delete.send()).await {
                     Ok(Ok(r)) => tracing::debug!(status = %r.status(), "MCP HTTP: session deleted"),
-                    Ok(Err(e)) => tracing::debug!(error = %e, "MCP HTTP: DELETE failed"),
+                    Ok(Err(e)) => {
+                        tracing::debug!(error = %error_chain(&e), "MCP HTTP: DELETE failed")
+                    }
                     Err(_) => tracing::debug!("MCP HTTP: DELETE timed out"),
                 }
             }

@@ -12,12 +12,13 @@ use serde_json::Value;
 
 use super::stream::{self, Attempt, deliver, url};
 use super::{Shared, lock};
-use crate::client::{ClientError, SendOptions, response_outcome};
+use crate::client::error::error_chain;
+use crate::client::{Error, SendOptions, response_outcome};
 use crate::jsonrpc;
 
 /// Starts a new session in place of `stale` (unless another message did
 /// already). On failure the transport is closed and the error says why.
-pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), ClientError> {
+pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), Error> {
     let _one_at_a_time = shared.renewing.lock().await;
     if shared.closed.load(Ordering::Acquire) {
         return Err(shared.closed_error());
@@ -36,18 +37,20 @@ pub(crate) async fn renew(shared: &Arc<Shared>, stale: &str) -> Result<(), Clien
         }
         Err(why) => Err(fail(
             shared,
-            format!(
-                "HTTP 404 from {}: the MCP session expired and a new one could not be started: {why}",
+            Error::closed(format!(
+                "HTTP 404 from {}: the MCP session expired and a new one could not be started",
                 url(shared)
-            ),
+            ))
+            .with_status(404)
+            .with_source(why),
         )),
     }
 }
 
-/// Closes the transport for `reason`: it is no longer alive, every message
-/// waiting or sent later fails with [`ClientError::Closed`] naming it.
-pub(crate) fn fail(shared: &Shared, reason: String) -> ClientError {
-    tracing::warn!("MCP HTTP: {reason}");
+/// Closes the transport with `reason` (an [`Error::closed`]): it is no
+/// longer alive, every message waiting or sent later fails with it.
+pub(crate) fn fail(shared: &Shared, reason: Error) -> Error {
+    tracing::warn!("MCP HTTP: {}", error_chain(&reason));
     lock(&shared.closed_reason).get_or_insert_with(|| reason.clone());
     shared.closed.store(true, Ordering::Release);
     lock(&shared.session_id).take();
@@ -55,17 +58,17 @@ pub(crate) fn fail(shared: &Shared, reason: String) -> ClientError {
         task.abort();
     }
     if let Some(inbox) = shared.inbox.get() {
-        inbox.closed(reason.clone());
+        inbox.closed_with(reason.clone());
     }
-    ClientError::Closed(reason)
+    reason
 }
 
 /// `initialize` again (its answer kept aside, not delivered), then
 /// `notifications/initialized` on the new session.
-async fn start(shared: &Shared, stale: &str) -> Result<(), String> {
+async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
     let init = lock(&shared.init_message)
         .clone()
-        .ok_or("this transport never sent initialize")?;
+        .ok_or_else(|| Error::transport("this transport never sent initialize"))?;
     let negotiated = lock(&shared.protocol_version).clone();
     let id = init.get("id").cloned();
     let answer = Mutex::new(None);
@@ -79,19 +82,25 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), String> {
     stream::post_once(shared, &init, &SendOptions::default(), &keep_answer)
         .await
         .map_err(|e| describe("initialize", e))?;
-    let answer = lock(&answer).take().ok_or("no answer to initialize")?;
+    let answer = lock(&answer)
+        .take()
+        .ok_or_else(|| Error::invalid_response("no answer to initialize"))?;
     let Value::Object(answer) = answer else {
-        return Err("the answer to initialize is not an object".into());
+        return Err(Error::invalid_response(
+            "the answer to initialize is not an object",
+        ));
     };
-    let result = response_outcome(answer).map_err(|e| format!("initialize failed: {e}"))?;
+    let result = response_outcome(answer)?;
     if lock(&shared.session_id).as_deref() == Some(stale) {
-        return Err("the server answered initialize without a new session id".into());
+        return Err(Error::invalid_response(
+            "the server answered initialize without a new session id",
+        ));
     }
     let version = result.get("protocolVersion").and_then(Value::as_str);
     if version != negotiated.as_deref() {
-        return Err(format!(
+        return Err(Error::invalid_response(format!(
             "the new session answered protocol version {version:?}, not the {negotiated:?} negotiated before"
-        ));
+        )));
     }
     let initialized = jsonrpc::notification("notifications/initialized", None);
     let sink = |message| deliver(shared, message);
@@ -100,9 +109,12 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), String> {
         .map_err(|e| describe("notifications/initialized", e))
 }
 
-fn describe(what: &str, attempt: Attempt) -> String {
+/// Why `what`, sent on the new session, failed.
+fn describe(what: &str, attempt: Attempt) -> Error {
     match attempt {
-        Attempt::Failed(e) => format!("{what}: {e}"),
-        Attempt::Expired(_) | Attempt::Lost(_) => format!("{what}: the server answered 404"),
+        Attempt::Failed(e) => e,
+        Attempt::Expired(_) | Attempt::Lost(_) => {
+            Error::transport(format!("{what}: the server answered 404")).with_status(404)
+        }
     }
 }

@@ -12,11 +12,12 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
-use super::body::{BodyError, error_chain, read_capped};
+use super::body::{BodyError, read_capped};
 use super::session;
 use super::sse::{SseEvent, SseParser};
 use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock, post_headers};
-use crate::client::{ClientError, SendOptions};
+use crate::client::error::error_chain;
+use crate::client::{Error, SendOptions};
 
 /// The default wait before resuming a stream when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -43,11 +44,11 @@ pub(crate) enum Attempt {
     /// (its id) ended while the server may have been acting on the message.
     Lost(String),
     /// Anything else.
-    Failed(ClientError),
+    Failed(Error),
 }
 
-impl From<ClientError> for Attempt {
-    fn from(e: ClientError) -> Self {
+impl From<Error> for Attempt {
+    fn from(e: Error) -> Self {
         Self::Failed(e)
     }
 }
@@ -59,7 +60,7 @@ pub(crate) async fn post(
     shared: &Arc<Shared>,
     message: Value,
     options: &SendOptions,
-) -> Result<(), ClientError> {
+) -> Result<(), Error> {
     let sink = |m| deliver(shared, m);
     let stale = match post_once(shared, &message, options, &sink).await {
         Ok(()) => return Ok(()),
@@ -68,10 +69,11 @@ pub(crate) async fn post(
         Err(Attempt::Lost(stale)) => {
             // Not sent again: the old session may have acted on it.
             session::renew(shared, &stale).await?;
-            return Err(ClientError::Transport(format!(
+            return Err(Error::transport(format!(
                 "HTTP {}: the MCP session ended before the response came (resuming its stream got 404); a new session was started, but the message was not sent again",
                 url(shared)
-            )));
+            ))
+            .with_status(404));
         }
     };
     session::renew(shared, &stale).await?;
@@ -80,10 +82,11 @@ pub(crate) async fn post(
         Err(Attempt::Failed(e)) => Err(e),
         Err(Attempt::Expired(_) | Attempt::Lost(_)) => Err(session::fail(
             shared,
-            format!(
+            Error::closed(format!(
                 "HTTP 404 from {}: the MCP session expired, and the server answered 404 again on the new session",
                 url(shared)
-            ),
+            ))
+            .with_status(404),
         )),
     }
 }
@@ -102,7 +105,7 @@ pub(crate) async fn post_once(
     };
     let (headers, session) = post_headers(shared, message, options)?;
     let body = serde_json::to_vec(message)
-        .map_err(|e| ClientError::transport(format!("could not serialize a message: {e}")))?;
+        .map_err(|e| Error::transport("could not serialize a message").with_source(e))?;
     let send = shared
         .http
         .post(url(shared))
@@ -111,13 +114,11 @@ pub(crate) async fn post_once(
         .send();
     let mut response = match shared.options.request_timeout {
         Some(t) => tokio::time::timeout(t, send).await.map_err(|_| {
-            ClientError::Timeout(format!("HTTP POST {}: no answer within {t:?}", url(shared)))
+            Error::timeout(format!("HTTP POST {}: no answer within {t:?}", url(shared)))
         })?,
         None => send.await,
     }
-    .map_err(|e| {
-        ClientError::Transport(format!("HTTP POST {}: {}", url(shared), error_chain(&e)))
-    })?;
+    .map_err(|e| Error::transport(format!("HTTP POST {} failed", url(shared))).with_source(e))?;
 
     if let Some(session) = response
         .headers()
@@ -160,13 +161,17 @@ pub(crate) async fn post_once(
         .await
         .map_err(|e| match e {
             BodyError::TooLarge { .. } => {
-                ClientError::InvalidResponse(format!("HTTP POST {}: {e}", url(shared)))
+                Error::invalid_response(format!("HTTP POST {}: {e}", url(shared)))
             }
-            BodyError::Read(_) => ClientError::Transport(format!("HTTP POST {}: {e}", url(shared))),
+            BodyError::Read(cause) => Error::transport(format!(
+                "HTTP POST {}: reading the body failed",
+                url(shared)
+            ))
+            .with_source(cause),
         })?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return match request_id {
-            Some(_) => Err(Attempt::Failed(ClientError::InvalidResponse(format!(
+            Some(_) => Err(Attempt::Failed(Error::invalid_response(format!(
                 "HTTP POST {}: an empty {status} answer to a request",
                 url(shared)
             )))),
@@ -174,24 +179,22 @@ pub(crate) async fn post_once(
         };
     }
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        ClientError::InvalidResponse(format!(
-            "HTTP POST {}: the body is not JSON ({e})",
-            url(shared)
-        ))
+        Error::invalid_response(format!("HTTP POST {}: the body is not JSON", url(shared)))
+            .with_source(e)
     })?;
     sink(value);
     Ok(())
 }
 
 /// A 4xx/5xx: a JSON-RPC error body answers the request; anything else
-/// fails it as a transport error.
+/// fails it as a transport error with that status.
 fn error_status(
     shared: &Shared,
     status: StatusCode,
     text: &str,
     request_id: Option<Value>,
     sink: Sink<'_>,
-) -> Result<(), ClientError> {
+) -> Result<(), Error> {
     if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
         && map.get("error").is_some_and(|e| !e.is_null())
         && let Some(id) = request_id
@@ -204,10 +207,10 @@ fn error_status(
         return Ok(());
     }
     let snippet: String = text.chars().take(300).collect();
-    Err(ClientError::Transport(format!(
-        "HTTP {status} from {}: {snippet}",
-        url(shared)
-    )))
+    Err(
+        Error::transport(format!("HTTP {status} from {}: {snippet}", url(shared)))
+            .with_status(status.as_u16()),
+    )
 }
 
 /// Delivers one event; says whether it was the response to `request_id`.
@@ -248,8 +251,8 @@ async fn read_sse(
             let bytes = match chunk {
                 Ok(bytes) => bytes,
                 Err(e) => {
-                    tracing::debug!(error = %e, "MCP HTTP: the SSE stream broke");
-                    broke = Some(error_chain(&e));
+                    tracing::debug!(error = %error_chain(&e), "MCP HTTP: the SSE stream broke");
+                    broke = Some(e);
                     break;
                 }
             };
@@ -261,7 +264,7 @@ async fn read_sse(
                         return Ok(());
                     }
                     Err(too_large) => {
-                        return Err(Attempt::Failed(ClientError::InvalidResponse(format!(
+                        return Err(Attempt::Failed(Error::invalid_response(format!(
                             "HTTP {}: {too_large}; the stream was dropped",
                             url(shared)
                         ))));
@@ -284,22 +287,27 @@ async fn read_sse(
         if shared.closed.load(Ordering::Acquire) {
             return Err(shared.closed_error().into());
         }
-        let how = match broke {
-            Some(e) => format!("broke ({e})"),
-            None => "ended".to_owned(),
+        let how = if broke.is_some() { "broke" } else { "ended" };
+        // The read error, if the stream broke, is the cause.
+        let failed = |message: String| {
+            let e = Error::transport(message);
+            Attempt::Failed(match broke {
+                Some(cause) => e.with_source(cause),
+                None => e,
+            })
         };
         let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
-            return Err(Attempt::Failed(ClientError::Transport(format!(
+            return Err(failed(format!(
                 "HTTP {}: the SSE stream {how} before the response{partial}, with no event id to resume from",
                 url(shared)
-            ))));
+            )));
         };
         attempts += 1;
         if attempts > shared.options.max_reconnects {
-            return Err(Attempt::Failed(ClientError::Transport(format!(
+            return Err(failed(format!(
                 "HTTP {}: the SSE stream was cut {attempts} times before the response (last: it {how}{partial})",
                 url(shared)
-            ))));
+            )));
         }
         let wait = parser
             .retry_ms()
@@ -309,7 +317,7 @@ async fn read_sse(
             Got::Stream(response) => response,
             Got::Expired(stale) => return Err(Attempt::Lost(stale)),
             Got::NotOffered => {
-                return Err(Attempt::Failed(ClientError::Transport(format!(
+                return Err(Attempt::Failed(Error::transport(format!(
                     "HTTP GET {}: the server does not offer a stream to resume",
                     url(shared)
                 ))));
@@ -328,7 +336,7 @@ enum Got {
 }
 
 /// Opens a GET SSE stream.
-async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, ClientError> {
+async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, Error> {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     let session = lock(&shared.session_id).clone();
@@ -350,7 +358,7 @@ async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, C
         .headers(h)
         .send()
         .await
-        .map_err(|e| ClientError::Transport(format!("HTTP GET {}: {e}", url(shared))))?;
+        .map_err(|e| Error::transport(format!("HTTP GET {} failed", url(shared))).with_source(e))?;
     let status = response.status();
     if status == StatusCode::METHOD_NOT_ALLOWED {
         return Ok(Got::NotOffered);
@@ -361,10 +369,10 @@ async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, C
         return Ok(Got::Expired(session));
     }
     if !status.is_success() {
-        return Err(ClientError::Transport(format!(
-            "HTTP GET {}: {status}",
-            url(shared)
-        )));
+        return Err(
+            Error::transport(format!("HTTP GET {}: {status}", url(shared)))
+                .with_status(status.as_u16()),
+        );
     }
     Ok(Got::Stream(response))
 }
@@ -407,7 +415,7 @@ pub(crate) async fn get_stream(shared: Arc<Shared>, answered: oneshot::Sender<()
                 continue;
             }
             Err(e) => {
-                tracing::debug!(error = %e, "MCP HTTP: no GET stream");
+                tracing::debug!(error = %error_chain(&e), "MCP HTTP: no GET stream");
                 failures += 1;
                 pause(&shared, retry).await;
                 continue;

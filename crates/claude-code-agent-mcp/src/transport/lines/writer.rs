@@ -15,7 +15,8 @@ pub const DEFAULT_WRITE_BUFFER_BYTES: usize = 1024 * 1024;
 /// A buffer grown past this by a huge frame is given back once written.
 const SHRINK_ABOVE: usize = 4 * 1024 * 1024;
 
-/// Why a frame was not sent.
+/// Why a frame was not sent. The serde or I/O error is the
+/// [`source`](std::error::Error::source), not repeated in the display.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SendError {
@@ -37,9 +38,9 @@ impl fmt::Display for SendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Closed => f.write_str("the writer is closed"),
-            Self::Serialize(e) => write!(f, "could not serialize a message: {e}"),
+            Self::Serialize(_) => f.write_str("could not serialize a message"),
             Self::Invalid(why) => write!(f, "refused a frame: {why}"),
-            Self::Io(e) => write!(f, "writing failed: {e}"),
+            Self::Io(_) => f.write_str("writing failed"),
             Self::Full => f.write_str("the write buffer is full (the peer is not reading)"),
         }
     }
@@ -59,9 +60,9 @@ impl From<SendError> for io::Error {
     fn from(e: SendError) -> Self {
         match e {
             SendError::Io(e) => e,
-            SendError::Closed => io::Error::new(io::ErrorKind::BrokenPipe, e.to_string()),
-            SendError::Full => io::Error::new(io::ErrorKind::WouldBlock, e.to_string()),
-            other => io::Error::new(io::ErrorKind::InvalidInput, other.to_string()),
+            SendError::Closed => io::Error::new(io::ErrorKind::BrokenPipe, e),
+            SendError::Full => io::Error::new(io::ErrorKind::WouldBlock, e),
+            other => io::Error::new(io::ErrorKind::InvalidInput, other),
         }
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::process::{ChildStdin, ChildStdout};
 
 use super::StdioOptions;
-use crate::client::{ClientError, Inbox, SendOptions, Transport};
+use crate::client::{Error, Inbox, SendOptions, Transport};
 use crate::transport::lines::preview;
 use crate::transport::lines::{Line, LineReader, LineWriter, SendError, id_from_head};
 use crate::transport::process::{self, DRAIN_AFTER_EXIT, Process, ProcessGroup, ProcessWatch};
@@ -33,8 +33,9 @@ const EXPLAIN_LINES: usize = 8;
 /// group at once (synchronously). The child is reaped as soon as it exits,
 /// whatever the client is doing, and what it left in its group is ended
 /// then. If it dies, waiting requests fail at once with
-/// [`ClientError::Closed`] saying how it exited (and what its stderr last
-/// said), and so does every later request. stderr is drained to `tracing`
+/// an [`ErrorKind::Closed`](crate::client::ErrorKind::Closed) error saying
+/// how it exited (and what its stderr last said), and so does every later
+/// request. stderr is drained to `tracing`
 /// and to an optional callback. Non-JSON stdout lines (invalid UTF-8
 /// included) are skipped with a warning. A successful response's result
 /// is kept as the text it arrived in and decoded once, into what the
@@ -54,16 +55,14 @@ pub struct StdioTransport {
 
 impl StdioTransport {
     /// Starts the process. Needs a Tokio runtime.
-    pub fn spawn(options: StdioOptions) -> Result<Self, ClientError> {
+    pub fn spawn(options: StdioOptions) -> Result<Self, Error> {
         let Process {
             reader,
             writer,
             group,
         } = process::spawn(&options).map_err(|e| {
-            ClientError::Transport(format!(
-                "could not start MCP server {:?}: {e}",
-                options.program
-            ))
+            Error::transport(format!("could not start MCP server {:?}", options.program))
+                .with_source(e)
         })?;
         Ok(Self {
             options,
@@ -88,29 +87,27 @@ impl fmt::Debug for StdioTransport {
     }
 }
 
-fn send_error(e: SendError) -> ClientError {
+fn send_error(e: SendError) -> Error {
     match e {
-        SendError::Serialize(e) => {
-            ClientError::transport(format!("could not serialize a message: {e}"))
-        }
-        SendError::Io(e) => ClientError::Closed(format!("writing to the MCP server failed: {e}")),
-        _ => ClientError::Closed("the MCP server's stdin is closed".into()),
+        SendError::Serialize(e) => Error::transport("could not serialize a message").with_source(e),
+        SendError::Io(e) => Error::closed("writing to the MCP server failed").with_source(e),
+        _ => Error::closed("the MCP server's stdin is closed"),
     }
 }
 
 impl Transport for StdioTransport {
-    fn start(&self, inbox: Inbox) -> Result<(), ClientError> {
+    fn start(&self, inbox: Inbox) -> Result<(), Error> {
         let reader = self
             .reader
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
-            .ok_or_else(|| ClientError::transport("the stdio transport was already started"))?;
+            .ok_or_else(|| Error::transport("the stdio transport was already started"))?;
         tokio::spawn(read_stdout(reader, inbox, self.group.watch()));
         Ok(())
     }
 
-    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn send(&self, message: Value, options: SendOptions) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
             if !options.others_in_flight {
                 // Nothing else is coming: at once.
@@ -129,7 +126,7 @@ impl Transport for StdioTransport {
         })
     }
 
-    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
         Box::pin(async move {
             self.group.shutdown(self.options.shutdown).await;
             Ok(())
@@ -189,7 +186,7 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
                 );
                 tracing::error!("{message}");
                 if let Some(id) = id_from_head(head) {
-                    inbox.fail(id, ClientError::InvalidResponse(message));
+                    inbox.fail(id, Error::invalid_response(message));
                 }
             }
             Ok(None) => break End::Eof,
@@ -197,12 +194,12 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
         }
     };
     drop(lines);
-    inbox.closed(explain(end, &child, unparsed_at_end).await);
+    inbox.closed_with(explain(end, &child, unparsed_at_end).await);
 }
 
 /// Says how the server ended: its exit status and its last stderr lines,
-/// if they come soon.
-async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>) -> String {
+/// if they come soon; the read error, if one ended it, is the source.
+async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>) -> Error {
     let _ = tokio::time::timeout(EXPLAIN_WAIT, async {
         child.stderr_finished(EXPLAIN_WAIT).await;
         child.wait().await;
@@ -217,6 +214,7 @@ async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>)
             format!("the MCP server exited ({status})")
         }
     });
+    let mut failed = None;
     let mut reason = match (end, exited) {
         (End::Eof, Some(exited)) => exited,
         (End::Eof, None) => "the MCP server closed its stdout".to_owned(),
@@ -225,11 +223,11 @@ async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>)
             exited.as_deref().unwrap_or("the MCP server exited")
         ),
         (End::Failed(e), exited) => {
-            let mut r = format!("reading from the MCP server failed: {e}");
-            if let Some(exited) = exited {
-                r = format!("{r}; {exited}");
+            failed = Some(e);
+            match exited {
+                Some(exited) => format!("reading from the MCP server failed; {exited}"),
+                None => "reading from the MCP server failed".to_owned(),
             }
-            r
         }
     };
     if let Some(len) = unparsed_at_end {
@@ -243,5 +241,8 @@ async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>)
         let lines: Vec<&str> = lines.into_iter().rev().collect();
         reason.push_str(&format!("; its stderr ended with: {}", lines.join(" | ")));
     }
-    reason
+    match failed {
+        Some(e) => Error::closed(reason).with_source(e),
+        None => Error::closed(reason),
+    }
 }

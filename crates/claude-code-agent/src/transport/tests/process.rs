@@ -199,7 +199,12 @@ async fn spawn_errors_name_the_program() {
     let mut cfg = sh("exit 0");
     cfg.cwd = Some(dir.path().join("no-such-dir"));
     match spawn(cfg) {
-        Err(e @ Error::Spawn { .. }) => assert!(e.to_string().contains("no-such-dir"), "{e}"),
+        // The message names the program; the cause, the folder.
+        Err(Error::Spawn { program, source }) => {
+            assert_eq!(program, std::path::Path::new("/bin/sh"));
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+            assert!(source.to_string().contains("no-such-dir"), "{source}");
+        }
         other => panic!("{other:?}"),
     }
 }
