@@ -120,28 +120,23 @@ fn server() -> &'static Server {
                 Tool::new("person", "", |p: Person| async move { Json(p) })
                     .output_schema::<Person>(),
             )
-            .tool(Tool::raw("echo", "", json!({}), |v: Value| async move {
-                Json(v)
-            }))
-            .tool(Tool::raw("strict", "", strict, strict_tool).timeout(Duration::from_millis(50)))
-            .tool(Tool::raw_with_context(
-                "ctx",
-                "",
-                json!({"type": "object"}),
-                ctx_tool,
-            ))
-            .tool(Tool::raw(
-                "broken",
-                "",
-                json!({"type": 12}),
-                |_: Value| async { "unreachable" },
-            ))
+            .tool(Tool::new("echo", "", |v: Value| async move { Json(v) }).input_schema(json!({})))
+            .tool(
+                Tool::new("strict", "", strict_tool)
+                    .input_schema(strict)
+                    .timeout(Duration::from_millis(50)),
+            )
+            .tool(Tool::new("ctx", "", ctx_tool).input_schema(json!({"type": "object"})))
+            .tool(
+                Tool::new("broken", "", |_: Value| async { "unreachable" })
+                    .input_schema(json!({"type": 12})),
+            )
             .build()
     })
 }
 
-/// `value` returns `result` as a plain `Value` (a map becomes JSON text, a
-/// list of content parts content); `raw` as a whole result (`RawResult`).
+/// `value` returns `result` as `Json` (its JSON text); `raw` as a whole
+/// result (`RawResult`).
 async fn strict_tool(v: Value) -> std::result::Result<CallToolResult, String> {
     let n = v["n"].as_u64().unwrap_or(0);
     let raw = |v: Value| RawResult(v).into_call_tool_result(false);
@@ -158,7 +153,7 @@ async fn strict_tool(v: Value) -> std::result::Result<CallToolResult, String> {
             json!({"content": [{"type": "text", "text": "é".repeat(n as usize)}]}),
         )),
         "raw" => Ok(raw(result)),
-        _ => Ok(result.into_call_tool_result(false)),
+        _ => Ok(Json(result).into_call_tool_result(false)),
     }
 }
 

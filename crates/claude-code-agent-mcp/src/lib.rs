@@ -70,7 +70,7 @@ pub mod types;
 
 pub use server::{
     Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder, Session, Tool,
-    ToolContext,
+    ToolContext, ToolHandler,
 };
 pub use types::{CallToolResult, Content, LogLevel};
 

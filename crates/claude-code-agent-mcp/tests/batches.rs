@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("batches", "1")
-        .tool(Tool::raw(
-            "echo",
-            "echoes its arguments",
-            json!({"type":"object"}),
-            |v: Value| async move { v.to_string() },
-        ))
+        .tool(
+            Tool::new("echo", "echoes its arguments", |v: Value| async move {
+                v.to_string()
+            })
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 

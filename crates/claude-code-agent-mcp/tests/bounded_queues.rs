@@ -103,21 +103,23 @@ async fn serve_lines_drops_notifications_not_replies_for_a_client_that_stops_rea
     let emitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let done = Arc::clone(&emitted);
     let server = Server::builder("chatty", "1")
-        .tool(Tool::raw_with_context(
-            "chatter",
-            "logs a lot",
-            json!({"type":"object"}),
-            move |_: Value, ctx: ToolContext| {
-                let done = Arc::clone(&done);
-                async move {
-                    for i in 0..notes {
-                        ctx.log(LogLevel::Info, json!({"i": i, "pad": "x".repeat(100)}));
+        .tool(
+            Tool::new(
+                "chatter",
+                "logs a lot",
+                move |_: Value, ctx: ToolContext| {
+                    let done = Arc::clone(&done);
+                    async move {
+                        for i in 0..notes {
+                            ctx.log(LogLevel::Info, json!({"i": i, "pad": "x".repeat(100)}));
+                        }
+                        done.store(true, std::sync::atomic::Ordering::SeqCst);
+                        "done"
                     }
-                    done.store(true, std::sync::atomic::Ordering::SeqCst);
-                    "done"
-                }
-            },
-        ))
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let (mut input, server_in) = tokio::io::duplex(1 << 16);
     let (server_out, output) = tokio::io::duplex(1 << 16);

@@ -35,10 +35,9 @@ fn server() -> (Server, Probe) {
         probe.dropped.clone(),
         probe.token_fired.clone(),
     );
-    let tool = Tool::raw_with_context(
+    let tool = Tool::new(
         "wait",
         "waits forever",
-        json!({"type":"object"}),
         move |_: Value, ctx: ToolContext| {
             let (started, dropped, fired) = (started.clone(), dropped.clone(), fired.clone());
             // Watches the token from outside the handler future.
@@ -54,7 +53,8 @@ fn server() -> (Server, Probe) {
                 "never"
             }
         },
-    );
+    )
+    .input_schema(json!({"type":"object"}));
     let server = Server::builder("s", "1")
         .tool(tool)
         .tool_timeout(Duration::from_secs(300))

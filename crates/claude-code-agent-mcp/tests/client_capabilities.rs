@@ -14,18 +14,20 @@ use serde_json::{Value, json};
 /// `ask` sends the request named by its arguments and says what came of it.
 fn server() -> Server {
     Server::builder("caps", "1")
-        .tool(Tool::raw_with_context(
-            "ask",
-            "sends {method, params} to the client",
-            json!({"type":"object"}),
-            |v: Value, ctx: ToolContext| async move {
-                let method = v["method"].as_str().unwrap_or_default().to_owned();
-                match ctx.request(&method, v["params"].clone()).await {
-                    Ok(r) => format!("answered: {r}"),
-                    Err(e) => format!("refused: {e}"),
-                }
-            },
-        ))
+        .tool(
+            Tool::new(
+                "ask",
+                "sends {method, params} to the client",
+                |v: Value, ctx: ToolContext| async move {
+                    let method = v["method"].as_str().unwrap_or_default().to_owned();
+                    match ctx.request(&method, v["params"].clone()).await {
+                        Ok(r) => format!("answered: {r}"),
+                        Err(e) => format!("refused: {e}"),
+                    }
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 

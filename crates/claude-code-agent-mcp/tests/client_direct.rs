@@ -13,7 +13,7 @@ use std::time::Duration;
 use claude_code_agent_mcp::client::{
     ClientOptions, Error, HandshakeMode, InProcessTransport, McpClient, RequestOptions,
 };
-use claude_code_agent_mcp::{Handler, Server, Tool, ToolContext};
+use claude_code_agent_mcp::{Handler, Json, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
 /// Server with calc's tools and a few more: a short timeout, a small cap,
@@ -21,71 +21,67 @@ use serde_json::{Value, json};
 fn server(dropped: Arc<AtomicBool>) -> Server {
     let server = calc::calc_server();
     server.add_tool(
-        Tool::raw(
-            "sleepy",
-            "Sleeps",
-            json!({"type":"object"}),
-            |_: Value| async {
-                tokio::time::sleep(Duration::from_secs(60)).await;
-                "woke"
-            },
-        )
+        Tool::new("sleepy", "Sleeps", |_: Value| async {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            "woke"
+        })
+        .input_schema(json!({"type":"object"}))
         .timeout(Duration::from_millis(50)),
     );
     server.add_tool(
-        Tool::raw(
-            "long",
-            "A long text",
-            json!({"type":"object"}),
-            |_: Value| async { "y".repeat(100) },
-        )
-        .max_result_chars(10),
+        Tool::new("long", "A long text", |_: Value| async { "y".repeat(100) })
+            .input_schema(json!({"type":"object"}))
+            .max_result_chars(10),
     );
     // Finishes on its second poll: the path of a call left running.
-    server.add_tool(Tool::raw(
-        "yields",
-        "Yields once",
-        json!({"type":"object"}),
-        |args: Value| async move {
+    server.add_tool(
+        Tool::new("yields", "Yields once", |args: Value| async move {
             tokio::task::yield_now().await;
-            args
-        },
-    ));
+            Json(args)
+        })
+        .input_schema(json!({"type":"object"})),
+    );
     // Panics before it has a future to poll.
-    server.add_tool(Tool::raw(
-        "panics_early",
-        "Panics making its future",
-        json!({"type":"object"}),
-        |_: Value| -> std::future::Ready<&'static str> { panic!("no future for you") },
-    ));
+    server.add_tool(
+        Tool::new(
+            "panics_early",
+            "Panics making its future",
+            |_: Value| -> std::future::Ready<&'static str> { panic!("no future for you") },
+        )
+        .input_schema(json!({"type":"object"})),
+    );
     // Is cancelled while its first poll runs (as a `notifications/cancelled`
     // handled on another thread would), before the call is recorded.
-    server.add_tool(Tool::raw_with_context(
-        "cancelled_early",
-        "Cancelled during its first poll",
-        json!({"type":"object"}),
-        |_: Value, ctx: ToolContext| {
-            let found = ctx.session().unwrap().cancel(ctx.request_id());
-            async move {
-                assert!(!found, "the call is not recorded during its first poll");
-                ctx.cancelled().await;
-                "saw the cancel"
-            }
-        },
-    ));
-    server.add_tool(Tool::raw_with_context(
-        "waits",
-        "Waits for its cancellation",
-        json!({"type":"object"}),
-        move |_: Value, ctx: ToolContext| {
-            let dropped = Arc::clone(&dropped);
-            async move {
-                ctx.cancelled().await;
-                dropped.store(true, Ordering::SeqCst);
-                "cancelled"
-            }
-        },
-    ));
+    server.add_tool(
+        Tool::new(
+            "cancelled_early",
+            "Cancelled during its first poll",
+            |_: Value, ctx: ToolContext| {
+                let found = ctx.session().unwrap().cancel(ctx.request_id());
+                async move {
+                    assert!(!found, "the call is not recorded during its first poll");
+                    ctx.cancelled().await;
+                    "saw the cancel"
+                }
+            },
+        )
+        .input_schema(json!({"type":"object"})),
+    );
+    server.add_tool(
+        Tool::new(
+            "waits",
+            "Waits for its cancellation",
+            move |_: Value, ctx: ToolContext| {
+                let dropped = Arc::clone(&dropped);
+                async move {
+                    ctx.cancelled().await;
+                    dropped.store(true, Ordering::SeqCst);
+                    "cancelled"
+                }
+            },
+        )
+        .input_schema(json!({"type":"object"})),
+    );
     server
 }
 

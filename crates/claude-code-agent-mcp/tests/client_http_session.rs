@@ -209,12 +209,10 @@ async fn an_idle_client_renews_its_session_from_the_get_stream() {
     // And listens on it: what the server says outside any request arrives.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        server.add_tool(Tool::raw(
-            "late",
-            "late",
-            json!({"type": "object"}),
-            |_: Value| async { "" },
-        ));
+        server.add_tool(
+            Tool::new("late", "late", |_: Value| async { "" })
+                .input_schema(json!({"type": "object"})),
+        );
         let heard = tokio::time::timeout(Duration::from_millis(200), async {
             while let Some(note) = notes.next().await {
                 if note == ServerNotification::ToolListChanged {

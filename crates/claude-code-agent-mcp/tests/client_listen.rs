@@ -29,9 +29,7 @@ fn server() -> Server {
 }
 
 fn tool(name: &str) -> Tool {
-    Tool::raw(name, "a tool", json!({"type":"object"}), |_: Value| async {
-        "x"
-    })
+    Tool::new(name, "a tool", |_: Value| async { "x" }).input_schema(json!({"type":"object"}))
 }
 
 async fn next(sub: &mut Subscription) -> ServerNotification {

@@ -9,21 +9,17 @@ use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("s", "1")
-        .tool(Tool::raw(
-            "slow",
-            "",
-            json!({"type":"object"}),
-            |_: Value| async {
+        .tool(
+            Tool::new("slow", "", |_: Value| async {
                 tokio::time::sleep(Duration::from_secs(30)).await;
                 "slow done"
-            },
-        ))
-        .tool(Tool::raw(
-            "fast",
-            "",
-            json!({"type":"object"}),
-            |_: Value| async { "fast done" },
-        ))
+            })
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(
+            Tool::new("fast", "", |_: Value| async { "fast done" })
+                .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 
@@ -62,15 +58,13 @@ async fn slow_call_does_not_delay_ping_or_other_calls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_concurrent_calls_each_get_their_own_reply() {
     let server = Server::builder("s", "1")
-        .tool(Tool::raw(
-            "echo",
-            "",
-            json!({"type":"object"}),
-            |v: Value| async move {
+        .tool(
+            Tool::new("echo", "", |v: Value| async move {
                 tokio::time::sleep(Duration::from_millis(v["ms"].as_u64().unwrap_or(0))).await;
                 v["n"].to_string()
-            },
-        ))
+            })
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let session = Session::new();
     let tasks: Vec<_> = (0..200u64)

@@ -22,16 +22,18 @@ fn meta() -> Value {
 fn server() -> Server {
     Server::builder("disco", "2.0")
         .instructions("Use it well")
-        .tool(Tool::raw_with_context(
-            "chatty",
-            "logs at info and at error",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                ctx.log(LogLevel::Info, "info line");
-                ctx.log(LogLevel::Error, "error line");
-                "ok"
-            },
-        ))
+        .tool(
+            Tool::new(
+                "chatty",
+                "logs at info and at error",
+                |_: Value, ctx: ToolContext| async move {
+                    ctx.log(LogLevel::Info, "info line");
+                    ctx.log(LogLevel::Error, "error line");
+                    "ok"
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 
@@ -180,12 +182,9 @@ async fn listen_acknowledges_then_forwards_what_was_asked_for() {
         json!({"toolsListChanged": true})
     );
 
-    s.add_tool(Tool::raw(
-        "new",
-        "new",
-        json!({"type":"object"}),
-        |_: Value| async { "x" },
-    ));
+    s.add_tool(
+        Tool::new("new", "new", |_: Value| async { "x" }).input_schema(json!({"type":"object"})),
+    );
     let changed = next(&mut rx).await;
     assert_eq!(changed["method"], "notifications/tools/list_changed");
     assert_eq!(changed["params"]["_meta"][SUBSCRIPTION_ID_META], "sub-1");
@@ -193,12 +192,10 @@ async fn listen_acknowledges_then_forwards_what_was_asked_for() {
     // Ending the listen request (the transport dropping it) unsubscribes.
     task.abort();
     let _ = task.await;
-    s.add_tool(Tool::raw(
-        "newer",
-        "newer",
-        json!({"type":"object"}),
-        |_: Value| async { "y" },
-    ));
+    s.add_tool(
+        Tool::new("newer", "newer", |_: Value| async { "y" })
+            .input_schema(json!({"type":"object"})),
+    );
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(rx.try_recv().is_err());
 }

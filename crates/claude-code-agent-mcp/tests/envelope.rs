@@ -128,17 +128,15 @@ async fn a_response_that_is_not_json_rpc_2_0_fails_its_request() {
     use claude_code_agent_mcp::{Tool, ToolContext};
     use common::*;
     let server = Server::builder("envelope", "1")
-        .tool(Tool::raw_with_context(
-            "roots",
-            "",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
+        .tool(
+            Tool::new("roots", "", |_: Value, ctx: ToolContext| async move {
                 match ctx.request("roots/list", json!({})).await {
                     Ok(r) => format!("answered: {r}"),
                     Err(e) => format!("failed: {e}"),
                 }
-            },
-        ))
+            })
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let (session, outbox) = recording_session();
     session.set_client_requests(true);

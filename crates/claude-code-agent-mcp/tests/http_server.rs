@@ -27,33 +27,37 @@ impl Drop for Running {
 
 async fn start(config: StreamableHttpConfig) -> Running {
     let server = Server::builder("http-test", "1")
-        .tool(Tool::raw_with_context(
-            "work",
-            "progress, a log line, then done",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                ctx.progress(1.0, Some(2.0), None);
-                ctx.log(LogLevel::Info, "half way");
-                "done"
-            },
-        ))
-        .tool(Tool::raw_with_context(
-            "ask",
-            "asks the client",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                match ctx
-                    .request(
-                        "sampling/createMessage",
-                        json!({"messages":[],"maxTokens":1}),
-                    )
-                    .await
-                {
-                    Ok(r) => format!("client said {}", r["content"]["text"]),
-                    Err(e) => format!("error: {e}"),
-                }
-            },
-        ))
+        .tool(
+            Tool::new(
+                "work",
+                "progress, a log line, then done",
+                |_: Value, ctx: ToolContext| async move {
+                    ctx.progress(1.0, Some(2.0), None);
+                    ctx.log(LogLevel::Info, "half way");
+                    "done"
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(
+            Tool::new(
+                "ask",
+                "asks the client",
+                |_: Value, ctx: ToolContext| async move {
+                    match ctx
+                        .request(
+                            "sampling/createMessage",
+                            json!({"messages":[],"maxTokens":1}),
+                        )
+                        .await
+                    {
+                        Ok(r) => format!("client said {}", r["content"]["text"]),
+                        Err(e) => format!("error: {e}"),
+                    }
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -211,12 +215,9 @@ async fn get_stream_carries_list_changed() {
         .await
         .unwrap();
     assert_eq!(get.status(), StatusCode::OK);
-    t.server.add_tool(Tool::raw(
-        "late",
-        "",
-        json!({"type":"object"}),
-        |_: Value| async {},
-    ));
+    t.server.add_tool(
+        Tool::new("late", "", |_: Value| async {}).input_schema(json!({"type":"object"})),
+    );
     let mut stream = SseReader {
         resp: get,
         buf: String::new(),

@@ -59,37 +59,41 @@ async fn start(config: StreamableHttpConfig) -> Running {
     let (gate, ended) = (probes.gate.clone(), probes.gate_ended.clone());
     let done = probes.chatty_done.clone();
     let server = Server::builder("faults", "1")
-        .tool(Tool::raw_with_context(
-            "gate",
-            "returns once the test opens the gate",
-            json!({"type":"object"}),
-            move |_: Value, ctx: ToolContext| {
-                let (gate, ended) = (gate.clone(), SetOnDrop(ended.clone()));
-                async move {
-                    let _ended = ended;
-                    tokio::select! {
-                        permit = gate.acquire() => { permit.unwrap().forget(); "opened" }
-                        () = ctx.cancelled() => "cancelled",
+        .tool(
+            Tool::new(
+                "gate",
+                "returns once the test opens the gate",
+                move |_: Value, ctx: ToolContext| {
+                    let (gate, ended) = (gate.clone(), SetOnDrop(ended.clone()));
+                    async move {
+                        let _ended = ended;
+                        tokio::select! {
+                            permit = gate.acquire() => { permit.unwrap().forget(); "opened" }
+                            () = ctx.cancelled() => "cancelled",
+                        }
                     }
-                }
-            },
-        ))
-        .tool(Tool::raw_with_context(
-            "chatty",
-            "many big log lines, then a result",
-            json!({"type":"object"}),
-            move |_: Value, ctx: ToolContext| {
-                let done = done.clone();
-                async move {
-                    let line = "x".repeat(CHATTY_LINE_BYTES);
-                    for _ in 0..CHATTY_LINES {
-                        ctx.log(LogLevel::Info, line.as_str());
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(
+            Tool::new(
+                "chatty",
+                "many big log lines, then a result",
+                move |_: Value, ctx: ToolContext| {
+                    let done = done.clone();
+                    async move {
+                        let line = "x".repeat(CHATTY_LINE_BYTES);
+                        for _ in 0..CHATTY_LINES {
+                            ctx.log(LogLevel::Info, line.as_str());
+                        }
+                        done.notify_one();
+                        "finished"
                     }
-                    done.notify_one();
-                    "finished"
-                }
-            },
-        ))
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

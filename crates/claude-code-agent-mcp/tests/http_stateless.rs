@@ -27,21 +27,25 @@ impl Drop for Running {
 
 async fn start() -> Running {
     let server = Server::builder("stateless-http", "1")
-        .tool(Tool::raw(
-            "echo",
-            "echoes its value, mirrored in Mcp-Param-Value",
-            json!({"type":"object","properties":{"value":{"type":"string","x-mcp-header":"Value"}}}),
-            |args: Value| async move { args["value"].as_str().unwrap_or("-").to_owned() },
-        ))
-        .tool(Tool::raw_with_context(
-            "slow",
-            "reports progress",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                ctx.progress(1.0, Some(2.0), None);
-                "done"
-            },
-        ))
+        .tool(
+            Tool::new(
+                "echo",
+                "echoes its value, mirrored in Mcp-Param-Value",
+                |args: Value| async move { args["value"].as_str().unwrap_or("-").to_owned() },
+            )
+            .input_schema(json!({"type":"object","properties":{"value":{"type":"string","x-mcp-header":"Value"}}})),
+        )
+        .tool(
+            Tool::new(
+                "slow",
+                "reports progress",
+                |_: Value, ctx: ToolContext| async move {
+                    ctx.progress(1.0, Some(2.0), None);
+                    "done"
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -281,12 +285,9 @@ async fn listen_streams_list_changes_until_the_client_leaves() {
         "notifications/subscriptions/acknowledged",
     )
     .await;
-    r.server.add_tool(Tool::raw(
-        "late",
-        "late",
-        json!({"type":"object"}),
-        |_: Value| async { "" },
-    ));
+    r.server.add_tool(
+        Tool::new("late", "late", |_: Value| async { "" }).input_schema(json!({"type":"object"})),
+    );
     read_until(&mut resp, &mut seen, "notifications/tools/list_changed").await;
     assert!(
         seen.contains("\"io.modelcontextprotocol/subscriptionId\":1"),

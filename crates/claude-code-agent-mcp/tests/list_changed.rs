@@ -6,7 +6,7 @@ use common::*;
 use serde_json::{Value, json};
 
 fn tool(name: &str) -> Tool {
-    Tool::raw(name, "", json!({"type":"object"}), |_: Value| async {})
+    Tool::new(name, "", |_: Value| async {}).input_schema(json!({"type":"object"}))
 }
 
 fn list_changed() -> Value {
@@ -60,12 +60,9 @@ async fn replacing_a_tool_keeps_its_place_and_reinitializing_does_not_duplicate(
             )
             .await;
     }
-    server.add_tool(Tool::raw(
-        "a",
-        "replaced",
-        json!({"type":"object"}),
-        |_: Value| async {},
-    ));
+    server.add_tool(
+        Tool::new("a", "replaced", |_: Value| async {}).input_schema(json!({"type":"object"})),
+    );
     assert_eq!(
         seen.lock().unwrap().len(),
         1,

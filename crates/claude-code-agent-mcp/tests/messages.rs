@@ -9,12 +9,10 @@ use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("calc", "1")
-        .tool(Tool::raw(
-            "echo",
-            "Echo",
-            json!({"type":"object"}),
-            |v: Value| async move { v.to_string() },
-        ))
+        .tool(
+            Tool::new("echo", "Echo", |v: Value| async move { v.to_string() })
+                .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 

@@ -17,18 +17,20 @@ use serde_json::{Value, json};
 fn server(tool_timeout: Duration) -> Server {
     Server::builder("outstanding", "1")
         .tool_timeout(tool_timeout)
-        .tool(Tool::raw_with_context(
-            "sample",
-            "asks the client for a completion",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                let params = json!({"messages":[],"maxTokens":1});
-                match ctx.request("sampling/createMessage", params).await {
-                    Ok(r) => format!("answered: {r}"),
-                    Err(e) => format!("failed: {e}"),
-                }
-            },
-        ))
+        .tool(
+            Tool::new(
+                "sample",
+                "asks the client for a completion",
+                |_: Value, ctx: ToolContext| async move {
+                    let params = json!({"messages":[],"maxTokens":1});
+                    match ctx.request("sampling/createMessage", params).await {
+                        Ok(r) => format!("answered: {r}"),
+                        Err(e) => format!("failed: {e}"),
+                    }
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 

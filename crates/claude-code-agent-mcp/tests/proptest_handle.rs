@@ -31,21 +31,11 @@ fn server() -> Server {
         .tool_timeout(Duration::from_secs(5))
         .tool(Tool::new("add", "", |x: Add| async move { x.a + x.b }))
         .tool(Tool::new("person", "", |p: Person| async move { Json(p) }).output_schema::<Person>())
-        .tool(Tool::raw(
-            "raw",
-            "",
-            json!({"type":"object"}),
-            |v: Value| async move { RawResult(v) },
-        ))
-        .tool(Tool::raw("echo", "", json!({}), |v: Value| async move {
-            Json(v)
-        }))
-        .tool(Tool::raw(
-            "value",
-            "",
-            json!({}),
-            |v: Value| async move { v },
-        ))
+        .tool(
+            Tool::new("raw", "", |v: Value| async move { RawResult(v) })
+                .input_schema(json!({"type":"object"})),
+        )
+        .tool(Tool::new("echo", "", |v: Value| async move { Json(v) }).input_schema(json!({})))
         .resource(Resource::new(
             "res://boom",
             "boom",
@@ -140,7 +130,6 @@ fn params() -> impl Strategy<Value = Option<Value>> {
         Just("person"),
         Just("raw"),
         Just("echo"),
-        Just("value"),
         Just("missing")
     ];
     let call = (
@@ -385,10 +374,10 @@ proptest! {
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let record = std::sync::Arc::clone(&seen);
         let server = Server::builder("raw", "1")
-            .tool(Tool::raw("strict", "", strict_schema(), move |v: Value| {
+            .tool(Tool::new("strict", "", move |v: Value| {
                 record.lock().unwrap().push(v);
                 async { "ran" }
-            }))
+            }).input_schema(strict_schema()))
             .build();
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                           "params": {"name": "strict", "arguments": arguments}});
@@ -443,18 +432,20 @@ fn race() -> impl Strategy<Value = (Vec<Call>, Vec<(u64, usize)>, bool)> {
 
 fn sleepy_server() -> Server {
     Server::builder("race", "1")
-        .tool(Tool::raw_with_context(
-            "sleep",
-            "",
-            json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
-            |v: Value, ctx: claude_code_agent_mcp::ToolContext| async move {
-                let ms = v["ms"].as_u64().unwrap_or(0);
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                // Finished before any cancellation could be seen.
-                assert!(!ctx.is_cancelled() || ms == 0);
-                "done"
-            },
-        ))
+        .tool(
+            Tool::new(
+                "sleep",
+                "",
+                |v: Value, ctx: claude_code_agent_mcp::ToolContext| async move {
+                    let ms = v["ms"].as_u64().unwrap_or(0);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    // Finished before any cancellation could be seen.
+                    assert!(!ctx.is_cancelled() || ms == 0);
+                    "done"
+                },
+            )
+            .input_schema(json!({"type": "object", "properties": {"ms": {"type": "integer"}}})),
+        )
         .build()
 }
 

@@ -15,16 +15,14 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
 fn server() -> Server {
     Server::builder("lines", "1")
-        .tool(Tool::raw(
-            "nap",
-            "sleeps `ms`",
-            json!({"type":"object","properties":{"ms":{"type":"integer"}}}),
-            |v: Value| async move {
+        .tool(
+            Tool::new("nap", "sleeps `ms`", |v: Value| async move {
                 let ms = v["ms"].as_u64().unwrap_or(0);
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 format!("slept {ms}")
-            },
-        ))
+            })
+            .input_schema(json!({"type":"object","properties":{"ms":{"type":"integer"}}})),
+        )
         .build()
 }
 

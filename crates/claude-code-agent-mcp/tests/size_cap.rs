@@ -75,9 +75,9 @@ async fn server_and_tool_caps_cut_at_char_boundaries_with_a_note() {
 async fn cap_applies_to_raw_results_across_blocks() {
     let server = Server::builder("s", "1")
         .max_result_chars(5)
-        .tool(Tool::raw("blocks", "", json!({"type":"object"}), |_: Value| async {
+        .tool(Tool::new("blocks", "", |_: Value| async {
             RawResult(json!({"content":[{"type":"text","text":"abc"},{"type":"text","text":"defgh"},{"type":"text","text":"ijk"}]}))
-        }))
+        }).input_schema(json!({"type":"object"})))
         .build();
     let reply = ask(&server, call(1, "blocks", json!({}))).await;
     let content = result(&reply)["content"].as_array().unwrap().clone();
@@ -115,12 +115,10 @@ async fn invalid_argument_messages_are_capped_too() {
 fn parts_server(cap: usize, make: fn() -> CallToolResult) -> Server {
     Server::builder("s", "1")
         .max_result_chars(cap)
-        .tool(Tool::raw(
-            "parts",
-            "",
-            json!({"type":"object"}),
-            move |_: Value| async move { make() },
-        ))
+        .tool(
+            Tool::new("parts", "", move |_: Value| async move { make() })
+                .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 
@@ -265,9 +263,10 @@ async fn a_tool_whose_structured_content_cannot_fit_reports_an_error() {
     let server = Server::builder("s", "1")
         .max_result_chars(CAP)
         .tool(
-            Tool::raw("rows", "", json!({"type":"object"}), |_: Value| async {
+            Tool::new("rows", "", |_: Value| async {
                 claude_code_agent_mcp::Json(Rows { rows: filler(5000) })
             })
+            .input_schema(json!({"type":"object"}))
             .output_schema::<Rows>(),
         )
         .build();

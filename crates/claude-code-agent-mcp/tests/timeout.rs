@@ -16,7 +16,7 @@ struct Sleep {
 }
 
 fn server(dropped: Arc<AtomicBool>, token_seen: Arc<AtomicBool>) -> Server {
-    let sleepy = Tool::new_with_context("sleepy", "sleeps", move |s: Sleep, ctx: ToolContext| {
+    let sleepy = Tool::new("sleepy", "sleeps", move |s: Sleep, ctx: ToolContext| {
         let dropped = dropped.clone();
         let token_seen = token_seen.clone();
         let token = ctx.cancellation_token().clone();
@@ -36,14 +36,10 @@ fn server(dropped: Arc<AtomicBool>, token_seen: Arc<AtomicBool>) -> Server {
             "woke up"
         }
     });
-    let quick = Tool::raw(
-        "quick",
-        "sleeps with its own limit",
-        json!({"type":"object"}),
-        |_: Value| async {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-        },
-    )
+    let quick = Tool::new("quick", "sleeps with its own limit", |_: Value| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    })
+    .input_schema(json!({"type":"object"}))
     .timeout(Duration::from_millis(1500));
     Server::builder("s", "1")
         .tool(sleepy)

@@ -1,29 +1,27 @@
 //! What a handler sees in its ToolContext: `_meta`, progress, logging.
 mod common;
 
-use claude_code_agent_mcp::{LogLevel, RequestContext, Server, Tool, ToolContext};
+use claude_code_agent_mcp::{Json, LogLevel, RequestContext, Server, Tool, ToolContext};
 use common::*;
 use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("s", "1")
-        .tool(Tool::raw_with_context(
-            "report",
-            "",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
+        .tool(
+            Tool::new("report", "", |_: Value, ctx: ToolContext| async move {
                 let sent_progress = ctx.progress(1.0, Some(2.0), Some("half way"));
                 let sent_info = ctx.log(LogLevel::Info, "info line");
                 let sent_error = ctx.log(LogLevel::Error, json!({"detail": "bad"}));
-                json!({
+                Json(json!({
                     "toolUseId": ctx.tool_use_id(),
                     "progressToken": ctx.progress_token(),
                     "requestId": ctx.request_id(),
                     "tool": ctx.tool_name(),
                     "sent": [sent_progress, sent_info, sent_error],
-                })
-            },
-        ))
+                }))
+            })
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }
 
@@ -106,19 +104,14 @@ async fn without_session_or_token_nothing_is_sent() {
 /// A tool that reports what it can ask of the client.
 fn caps_server() -> Server {
     Server::builder("s", "1")
-        .tool(Tool::raw_with_context(
-            "caps",
-            "",
-            json!({"type":"object"}),
-            |_: Value, ctx: ToolContext| async move {
-                json!({
+        .tool(Tool::new("caps", "", |_: Value, ctx: ToolContext| async move {
+                Json(json!({
                     "declared": ctx.client_capabilities().map(|c| Value::Object(c.as_map().clone())),
                     "sampling": ctx.supports_sampling(),
                     "elicitation": ctx.supports_elicitation(),
                     "roots": ctx.supports_roots(),
-                })
-            },
-        ))
+                }))
+            }).input_schema(json!({"type":"object"})))
         .build()
 }
 

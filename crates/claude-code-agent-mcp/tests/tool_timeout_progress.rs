@@ -40,10 +40,16 @@ fn server() -> Server {
     Server::builder("progress", "1")
         .tool_timeout(BASE)
         .tool(
-            Tool::raw_with_context("work", "", schema.clone(), work).reset_timeout_on_progress(CAP),
+            Tool::new("work", "", work)
+                .input_schema(schema.clone())
+                .reset_timeout_on_progress(CAP),
         )
-        .tool(Tool::raw_with_context("fixed", "", schema.clone(), work))
-        .tool(Tool::raw("quiet", "", schema.clone(), quiet).reset_timeout_on_progress(CAP))
+        .tool(Tool::new("fixed", "", work).input_schema(schema.clone()))
+        .tool(
+            Tool::new("quiet", "", quiet)
+                .input_schema(schema.clone())
+                .reset_timeout_on_progress(CAP),
+        )
         .build()
 }
 
@@ -52,12 +58,7 @@ fn server_wide() -> Server {
     Server::builder("progress", "1")
         .tool_timeout(BASE)
         .reset_timeout_on_progress(CAP)
-        .tool(Tool::raw_with_context(
-            "work",
-            "",
-            json!({"type":"object"}),
-            work,
-        ))
+        .tool(Tool::new("work", "", work).input_schema(json!({"type":"object"})))
         .build()
 }
 

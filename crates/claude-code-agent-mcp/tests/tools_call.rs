@@ -72,23 +72,23 @@ fn server(calls: Arc<AtomicUsize>) -> Server {
             },
         ))
         .tool(Tool::new("nothing", "unit", |_: ()| async {}))
-        .tool(Tool::raw(
-            "raw",
-            "returns its arguments' \"result\" as the raw result",
-            json!({"type":"object"}),
-            |args: Value| async move { RawResult(args["result"].clone()) },
-        ))
-        .tool(Tool::raw(
-            "panics",
-            "boom",
-            json!({"type":"object"}),
-            |_: Value| async move {
+        .tool(
+            Tool::new(
+                "raw",
+                "returns its arguments' \"result\" as the raw result",
+                |args: Value| async move { RawResult(args["result"].clone()) },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(
+            Tool::new("panics", "boom", |_: Value| async move {
                 if true {
                     panic!("kaboom {}", 42)
                 }
-            },
-        ))
-        .tool(Tool::new_with_context(
+            })
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(Tool::new(
             "panics_sync",
             "boom before async",
             |_: (), _: ToolContext| {
@@ -105,23 +105,23 @@ fn server(calls: Arc<AtomicUsize>) -> Server {
             ]
         }))
         .tool(
-            Tool::raw(
+            Tool::new(
                 "liar",
                 "structured output that breaks its schema",
-                json!({"type":"object"}),
                 |_: Value| async {
                     CallToolResult::text("x").with_structured_content(json!({"count":"many"}))
                 },
             )
+            .input_schema(json!({"type":"object"}))
             .output_schema::<Stats>(),
         )
         .tool(
-            Tool::raw(
+            Tool::new(
                 "forgetful",
                 "declares an output schema, returns text",
-                json!({"type":"object"}),
                 |_: Value| async { "no structure" },
             )
+            .input_schema(json!({"type":"object"}))
             .output_schema::<Stats>(),
         )
         .build()

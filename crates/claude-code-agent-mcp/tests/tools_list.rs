@@ -10,12 +10,8 @@ use serde_json::{Value, json};
 fn numbered(n: usize) -> Vec<Tool> {
     (0..n)
         .map(|i| {
-            Tool::raw(
-                format!("t{i}"),
-                format!("tool {i}"),
-                json!({"type":"object"}),
-                |_: Value| async {},
-            )
+            Tool::new(format!("t{i}"), format!("tool {i}"), |_: Value| async {})
+                .input_schema(json!({"type":"object"}))
         })
         .collect()
 }
@@ -35,7 +31,7 @@ async fn tools_are_listed_in_declaration_order() {
     let order = ["zeta", "alpha", "mid", "beta", "omega"];
     let tools = order
         .iter()
-        .map(|n| Tool::raw(*n, "d", json!({"type":"object"}), |_: Value| async {}));
+        .map(|n| Tool::new(*n, "d", |_: Value| async {}).input_schema(json!({"type":"object"})));
     let server = Server::builder("s", "1").tools(tools).build();
     let reply = ask(&server, req(1, "tools/list", json!({}))).await;
     assert_eq!(names(result(&reply)), order);
@@ -94,17 +90,13 @@ async fn listing_carries_title_annotations_meta_and_output_schema() {
     struct Out {
         n: i64,
     }
-    let tool = Tool::raw(
-        "big",
-        "Big output",
-        json!({"type":"object","properties":{}}),
-        |_: Value| async {},
-    )
-    .title("Big")
-    .annotations(ToolAnnotations::new().read_only(true).open_world(false))
-    .max_result_size_chars(500_000)
-    .meta("x/y", "z")
-    .output_schema::<Out>();
+    let tool = Tool::new("big", "Big output", |_: Value| async {})
+        .input_schema(json!({"type":"object","properties":{}}))
+        .title("Big")
+        .annotations(ToolAnnotations::new().read_only(true).open_world(false))
+        .max_result_size_chars(500_000)
+        .meta("x/y", "z")
+        .output_schema::<Out>();
     let server = Server::builder("s", "1").tool(tool).build();
     let reply = ask(&server, req(1, "tools/list", json!({}))).await;
     let t = &result(&reply)["tools"][0];

@@ -52,7 +52,7 @@ pub enum HarnessError {
 /// use claude_code_agent::{query, mcp::Tool, mcp::Server};
 /// use claude_code_agent_testkit::transcript::{drain, tool_results, result_text};
 /// use claude_code_agent_testkit::{Harness, MockModel, Turn};
-/// use serde_json::json;
+/// use serde_json::{Value, json};
 ///
 /// #[tokio::test]
 /// async fn the_model_can_add() {
@@ -62,7 +62,7 @@ pub enum HarnessError {
 ///             .turn(Turn::text("5")),
 ///     )
 ///     .await;
-///     let add = Tool::raw("add", "Add a and b", json!({"type": "object"}), |v| async move {
+///     let add = Tool::new("add", "Add a and b", |v: Value| async move {
 ///         (v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)).to_string()
 ///     });
 ///     let options = h

@@ -35,11 +35,10 @@ use serde_json::{Value, json};
 /// The `signup` server: `greet` asks for the user's name.
 fn signup_server() -> Server {
     Server::builder("signup", "1.0.0")
-        .tool(Tool::raw_with_context(
+        .tool(Tool::new(
             "greet",
             "Greets the user by the name they give",
-            json!({"type": "object"}),
-            |_args: Value, ctx: ToolContext| async move {
+            |_: (), ctx: ToolContext| async move {
                 let question = json!({
                     "message": "What is your name?",
                     "requestedSchema": {

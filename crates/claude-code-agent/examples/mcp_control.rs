@@ -26,16 +26,18 @@ use serde_json::{Value, json};
 /// The `my-app` server: one tool that reports its progress.
 fn my_app() -> Server {
     Server::builder("my-app", "1.0.0")
-        .tool(Tool::raw_with_context(
-            "lookup",
-            "Looks something up, in two steps",
-            json!({"type": "object", "properties": {"what": {"type": "string"}}}),
-            |args: Value, ctx: ToolContext| async move {
-                ctx.progress(1.0, Some(2.0), Some("searching"));
-                ctx.progress(2.0, Some(2.0), Some("found"));
-                format!("found {}", args["what"].as_str().unwrap_or("nothing"))
-            },
-        ))
+        .tool(
+            Tool::new(
+                "lookup",
+                "Looks something up, in two steps",
+                |args: Value, ctx: ToolContext| async move {
+                    ctx.progress(1.0, Some(2.0), Some("searching"));
+                    ctx.progress(2.0, Some(2.0), Some("found"));
+                    format!("found {}", args["what"].as_str().unwrap_or("nothing"))
+                },
+            )
+            .input_schema(json!({"type": "object", "properties": {"what": {"type": "string"}}})),
+        )
         .build()
 }
 

@@ -443,15 +443,15 @@ mod tests {
         let (outbox, mut reader) = Outbox::new(1 << 20);
         let (messages, mut inbox) = message_queue(1 << 20);
         let bridge = Bridge::new(outbox, Some(messages.downgrade()));
-        let slow = Tool::raw_with_context(
+        let slow = Tool::new(
             "slow",
             "reports progress",
-            json!({"type": "object"}),
             |_args: Value, ctx: ToolContext| async move {
                 ctx.progress(1.0, Some(2.0), Some("half"));
                 "done"
             },
-        );
+        )
+        .input_schema(json!({"type": "object"}));
         bridge.insert(Server::builder("calc", "1.0.0").tool(slow).build());
         let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
             "name": "slow", "arguments": {},

@@ -19,21 +19,23 @@ use support::*;
 /// A tool reporting three steps of progress before it answers.
 fn stepper() -> Server {
     Server::builder("work", "1.0.0")
-        .tool(Tool::raw_with_context(
-            "steps",
-            "Works in three steps",
-            json!({"type": "object"}),
-            |_args: Value, ctx: ToolContext| async move {
-                for step in 1..=3 {
-                    assert!(
-                        ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step}"))),
-                        "the CLI sent no progress token"
-                    );
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                "all done"
-            },
-        ))
+        .tool(
+            Tool::new(
+                "steps",
+                "Works in three steps",
+                |_args: Value, ctx: ToolContext| async move {
+                    for step in 1..=3 {
+                        assert!(
+                            ctx.progress(f64::from(step), Some(3.0), Some(&format!("step {step}"))),
+                            "the CLI sent no progress token"
+                        );
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    "all done"
+                },
+            )
+            .input_schema(json!({"type": "object"})),
+        )
         .build()
 }
 

@@ -98,24 +98,26 @@ async fn in_process_servers_are_offered_no_elicitation() {
         )
         .await;
         let server = Server::builder("local", "1.0.0")
-            .tool(Tool::raw_with_context(
-                "ask",
-                "Asks the user",
-                json!({"type": "object"}),
-                |_args: Value, ctx: ToolContext| async move {
-                    let declared = ctx
-                        .client_capabilities()
-                        .map(|c| Value::Object(c.as_map().clone()));
-                    let asked = ctx
-                        .request("elicitation/create", json!({"message": "Name?"}))
-                        .await;
-                    format!(
-                        "declared={} supports={} asked={asked:?}",
-                        declared.unwrap_or_default(),
-                        ctx.supports_elicitation()
-                    )
-                },
-            ))
+            .tool(
+                Tool::new(
+                    "ask",
+                    "Asks the user",
+                    |_args: Value, ctx: ToolContext| async move {
+                        let declared = ctx
+                            .client_capabilities()
+                            .map(|c| Value::Object(c.as_map().clone()));
+                        let asked = ctx
+                            .request("elicitation/create", json!({"message": "Name?"}))
+                            .await;
+                        format!(
+                            "declared={} supports={} asked={asked:?}",
+                            declared.unwrap_or_default(),
+                            ctx.supports_elicitation()
+                        )
+                    },
+                )
+                .input_schema(json!({"type": "object"})),
+            )
             .build();
         let called = Arc::new(Mutex::new(0));
         let count = called.clone();

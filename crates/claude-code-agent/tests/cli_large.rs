@@ -84,11 +84,11 @@ async fn ten_mib_result_reaches_the_cli_and_big_lines_come_back() {
             .max_result_chars(2 * SIZE)
             // … and the CLI is told it may pass the result inline.
             .tool(
-                Tool::raw(
-                    "dump",
-                    "A lot of text",
+                Tool::new("dump", "A lot of text", |args: Value| async move {
+                    big_text(args["size"].as_u64().unwrap() as usize)
+                })
+                .input_schema(
                     json!({"type": "object", "properties": {"size": {"type": "integer"}}}),
-                    |args: Value| async move { big_text(args["size"].as_u64().unwrap() as usize) },
                 )
                 .max_result_size_chars(2 * SIZE as u64),
             )
@@ -186,11 +186,8 @@ async fn five_hundred_mib_result_is_capped_in_place() {
         )
         .await;
         let server = Server::builder("huge", "1.0.0")
-            .tool(Tool::raw(
-                "build",
-                "Builds 500 MiB of text",
-                json!({"type": "object"}),
-                |_: Value| async move {
+            .tool(
+                Tool::new("build", "Builds 500 MiB of text", |_: Value| async move {
                     let mut text = String::with_capacity(HUGE);
                     text.push_str("HEAD-");
                     while text.len() < HUGE {
@@ -198,8 +195,9 @@ async fn five_hundred_mib_result_is_capped_in_place() {
                     }
                     text.truncate(HUGE);
                     text
-                },
-            ))
+                })
+                .input_schema(json!({"type": "object"})),
+            )
             .build();
         let options = h.options().mcp_server(server).allowed_tools(["mcp__huge"]);
 

@@ -118,12 +118,12 @@ async fn set_mcp_servers_adds_a_server_and_keeps_the_first() {
             }))
             .build();
         let late = Server::builder("late", "1.0.0")
-            .tool(Tool::raw(
-                "hello",
-                "Say hello",
-                json!({"type": "object"}),
-                |_| async { "hello from late" },
-            ))
+            .tool(
+                Tool::new("hello", "Say hello", |_: serde_json::Value| async {
+                    "hello from late"
+                })
+                .input_schema(json!({"type": "object"})),
+            )
             .build();
         let client = Client::connect(
             h.options()

@@ -288,14 +288,16 @@ async fn permission_prompt_tool_name_decides() {
             ))
             .build();
         let judge = Server::builder("judge", "1.0.0")
-            .tool(Tool::raw(
-                "decide",
-                "Answers permission prompts",
-                json!({"type": "object"}),
-                |_v: Value| async move {
-                    json!({"behavior": "deny", "message": "the judge says no"}).to_string()
-                },
-            ))
+            .tool(
+                Tool::new(
+                    "decide",
+                    "Answers permission prompts",
+                    |_v: Value| async move {
+                        json!({"behavior": "deny", "message": "the judge says no"}).to_string()
+                    },
+                )
+                .input_schema(json!({"type": "object"})),
+            )
             .build();
         run(h
             .options()

@@ -145,15 +145,17 @@ async fn jsonrpc_error_and_unknown_tool_reach_the_model_as_error_text() {
             .tool(Tool::new("add", "Add a and b", |x: Operands| async move {
                 x.a + x.b
             }))
-            .tool(Tool::raw(
-                "vanishing",
-                "Gone before it is called",
-                json!({"type": "object"}),
-                move |_| {
-                    ran.fetch_add(1, Ordering::SeqCst);
-                    async { "should not run" }
-                },
-            ))
+            .tool(
+                Tool::new(
+                    "vanishing",
+                    "Gone before it is called",
+                    move |_: serde_json::Value| {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        async { "should not run" }
+                    },
+                )
+                .input_schema(json!({"type": "object"})),
+            )
             .build();
         let handle = server.clone();
         let options = h

@@ -169,21 +169,17 @@ async fn a_thousand_tool_calls_with_hooks_and_permissions_all_answered() {
         Arc::new(AtomicU64::new(0)),
     );
     let c = calls.clone();
-    let add = Tool::raw(
-        "add",
-        "Add a and b",
-        json!({"type": "object"}),
-        move |v: Value| {
-            c.fetch_add(1, Ordering::Relaxed);
-            async move {
-                tokio::task::yield_now().await;
-                format!(
-                    "sum={}",
-                    v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
-                )
-            }
-        },
-    );
+    let add = Tool::new("add", "Add a and b", move |v: Value| {
+        c.fetch_add(1, Ordering::Relaxed);
+        async move {
+            tokio::task::yield_now().await;
+            format!(
+                "sum={}",
+                v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
+            )
+        }
+    })
+    .input_schema(json!({"type": "object"}));
     let (p1, p2, p3) = (pre.clone(), post.clone(), perms.clone());
     let options = fake
         .options
@@ -251,18 +247,14 @@ async fn a_tool_that_hangs_and_ignores_cancellation_times_out_and_is_dropped() {
     );
     let dropped = Arc::new(AtomicU64::new(0));
     let d = dropped.clone();
-    let stuck = Tool::raw(
-        "stuck",
-        "Never returns",
-        json!({"type": "object"}),
-        move |_| {
-            let probe = DropProbe(d.clone());
-            async move {
-                let _probe = probe;
-                std::future::pending::<String>().await
-            }
-        },
-    );
+    let stuck = Tool::new("stuck", "Never returns", move |_: Value| {
+        let probe = DropProbe(d.clone());
+        async move {
+            let _probe = probe;
+            std::future::pending::<String>().await
+        }
+    })
+    .input_schema(json!({"type": "object"}));
     let server = Server::builder("calc", "1.0.0")
         .tool(stuck)
         .tool_timeout(Duration::from_millis(300))
@@ -317,20 +309,16 @@ async fn a_thousand_concurrent_calls_run_at_once_and_are_all_answered() {
         json!({"n": N, "in_flight": N, "tool": "meet", "args": {"x": 7}, "timeout_ms": 60000}),
     );
     let all_in = Arc::new(tokio::sync::Barrier::new(N));
-    let meet = Tool::raw(
-        "meet",
-        "Waits for all the others",
-        json!({"type": "object"}),
-        move |v: Value| {
-            let all_in = all_in.clone();
-            async move {
-                match tokio::time::timeout(Duration::from_secs(30), all_in.wait()).await {
-                    Ok(_) => format!("x={}", v["x"]),
-                    Err(_) => "not everyone came".to_owned(),
-                }
+    let meet = Tool::new("meet", "Waits for all the others", move |v: Value| {
+        let all_in = all_in.clone();
+        async move {
+            match tokio::time::timeout(Duration::from_secs(30), all_in.wait()).await {
+                Ok(_) => format!("x={}", v["x"]),
+                Err(_) => "not everyone came".to_owned(),
             }
-        },
-    );
+        }
+    })
+    .input_schema(json!({"type": "object"}));
     let server = Server::builder("calc", "1.0.0").tool(meet).build();
     let started = std::time::Instant::now();
     let messages = bounded(
@@ -369,22 +357,18 @@ async fn block_in_place_and_the_runtime_handle_work_in_a_tools_first_poll() {
         json!({"n": 8, "in_flight": 4, "tool": "blocky", "args": {"a": 2, "b": 3},
                "timeout_ms": 20000}),
     );
-    let blocky = Tool::raw(
-        "blocky",
-        "Add a and b, blocking",
-        json!({"type": "object"}),
-        |v: Value| async move {
-            let sum = tokio::task::block_in_place(|| {
-                std::thread::sleep(Duration::from_millis(5));
-                v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
-            });
-            let spawned = tokio::runtime::Handle::current()
-                .spawn(async move { sum * 2.0 })
-                .await
-                .unwrap();
-            format!("sum={sum} twice={spawned}")
-        },
-    );
+    let blocky = Tool::new("blocky", "Add a and b, blocking", |v: Value| async move {
+        let sum = tokio::task::block_in_place(|| {
+            std::thread::sleep(Duration::from_millis(5));
+            v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
+        });
+        let spawned = tokio::runtime::Handle::current()
+            .spawn(async move { sum * 2.0 })
+            .await
+            .unwrap();
+        format!("sum={sum} twice={spawned}")
+    })
+    .input_schema(json!({"type": "object"}));
     let options = fake
         .options
         .clone()

@@ -42,7 +42,6 @@ impl McpClient {
     /// use claude_code_agent_mcp::types::SubscriptionFilter;
     /// use claude_code_agent_mcp::{Server, Tool};
     /// use futures::StreamExt;
-    /// use serde_json::Value;
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let server = Server::builder("demo", "1.0.0").build();
@@ -50,8 +49,7 @@ impl McpClient {
     /// let mut changes = client.listen(SubscriptionFilter::new().tools_list_changed()).await?;
     /// assert!(changes.acknowledged().tools_list_changed);
     ///
-    /// server.add_tool(Tool::raw("new", "A new tool", serde_json::json!({"type": "object"}),
-    ///     |_: Value| async { "hi" }));
+    /// server.add_tool(Tool::new("new", "A new tool", |_: ()| async { "hi" }));
     /// let note = changes.next().await.unwrap();
     /// assert_eq!(note.method(), "notifications/tools/list_changed");
     /// # Ok::<(), claude_code_agent_mcp::client::Error>(())

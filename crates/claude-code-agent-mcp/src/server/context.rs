@@ -112,8 +112,7 @@ pub struct ToolContext {
 
 /// What a tool call's [`ToolContext`] is made of, handed to the type-erased
 /// handler, which makes the context only when its handler takes one
-/// ([`Tool::new_with_context`](super::Tool::new_with_context),
-/// [`Tool::raw_with_context`](super::Tool::raw_with_context)): a handler
+/// (`Fn(T, ToolContext)`, see [`ToolHandler`](super::ToolHandler)): a handler
 /// without one costs no context and no [`Cancel`].
 pub(crate) struct CallContext<'a> {
     pub(crate) request_id: &'a Value,

@@ -82,6 +82,7 @@ mod completion;
 pub(crate) mod contain;
 mod context;
 mod dispatch;
+mod handler;
 pub mod limits;
 mod outbound;
 mod prompt;
@@ -111,6 +112,7 @@ pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
 pub use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub(crate) use dispatch::DirectCall;
+pub use handler::ToolHandler;
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
@@ -159,7 +161,7 @@ pub trait Handler: Send + Sync + 'static {
 /// ```
 /// use std::sync::{Arc, Mutex};
 /// use claude_code_agent_mcp::{RequestContext, Server, Session, Tool};
-/// use serde_json::{json, Value};
+/// use serde_json::json;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// let server = Server::builder("clock", "0.1.0").build();
@@ -174,7 +176,7 @@ pub trait Handler: Send + Sync + 'static {
 /// assert_eq!(reply["result"]["protocolVersion"], "2025-06-18");
 ///
 /// // Adding a tool while serving tells the session.
-/// server.add_tool(Tool::raw("now", "The time", json!({"type":"object"}), |_: Value| async { "12:00" }));
+/// server.add_tool(Tool::new("now", "The time", |_: ()| async { "12:00" }));
 /// assert_eq!(outbox.lock().unwrap()[0]["method"], "notifications/tools/list_changed");
 /// # });
 /// ```

@@ -15,17 +15,23 @@ use crate::types::{CallToolResult, Content, json_type_name, stringify_text_field
 /// |---|---|
 /// | `String`, `&'static str`, `Cow<str>` | one text block |
 /// | integers, floats, `bool`, `char` | one text block with the value's text |
-/// | [`Json(v)`](Json) (`v: Serialize`) | one text block with `v` as JSON, plus `structuredContent` when the tool declares an output schema |
+/// | [`Json(v)`](Json) (`v: Serialize`, a [`serde_json::Value`] too) | one text block with `v` as JSON, plus `structuredContent` when the tool declares an output schema |
 /// | [`Content`], `Vec<Content>` | those blocks |
 /// | [`CallToolResult`] | as is |
-/// | [`serde_json::Value`]: a map | as [`Json`]: its JSON as one text block, plus `structuredContent` when the tool declares an output schema |
-/// | [`serde_json::Value`]: a list of content parts (objects with a string `"type"`) | those blocks (a non-string `text` becomes a string; a malformed part is an error result naming it) |
-/// | [`serde_json::Value`]: a string; `null` | its text; no content |
-/// | [`serde_json::Value`]: anything else | its JSON as text |
-/// | [`RawResult`] | a complete result object (`content`, `isError`, `structuredContent`, `_meta`), checked: a malformed one becomes an error result saying what is wrong |
+/// | [`RawResult`] | a complete result object as JSON (`content`, `isError`, `structuredContent`, `_meta`), checked: a malformed one becomes an error result saying what is wrong |
 /// | `Result<T, E>` (`E: Display`) | `Ok(t)` as `t`; `Err(e)` an `isError` result with `e`'s text |
 /// | `Option<T>` | `Some(t)` as `t`; `None` no content |
 /// | `()` | no content |
+///
+/// A bare [`serde_json::Value`] is not a result: it could be a value to
+/// send as JSON or a whole result object (`{"content": [...]}`), so the
+/// handler says which, with `Json(value)` or `RawResult(value)`:
+///
+/// ```compile_fail,E0277
+/// use claude_code_agent_mcp::Tool;
+///
+/// let tool = Tool::new("user", "A user", |_: ()| async { serde_json::json!({"name": "Alice"}) });
+/// ```
 ///
 /// Implement it for your own types to return them directly.
 ///
@@ -40,6 +46,15 @@ use crate::types::{CallToolResult, Content, json_type_name, stringify_text_field
 ///     }
 /// }
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool handler",
+    label = "not an `IntoToolResult`",
+    note = "a handler returns text (`String`, `&str`, a number), `Json(value)` (sent as JSON), \
+            `Content` or `Vec<Content>`, a `CallToolResult`, `RawResult(json)` (a whole result \
+            object), or a `Result` or `Option` of one of these",
+    note = "a `serde_json::Value` says what it is: `Json(value)` sends it as JSON text, \
+            `RawResult(value)` as a complete result (`{{\"content\": [...]}}`)"
+)]
 pub trait IntoToolResult {
     /// Converts into the wire result. `structured` is `true` when the tool
     /// declares an output schema, so a structured value should also go into
@@ -172,9 +187,10 @@ impl<T: IntoToolResult> IntoToolResult for Option<T> {
     }
 }
 
-/// A complete `tools/call` result as JSON, taken as it is: the explicit
-/// way to return one from a handler. (A plain [`Value`] map is a value, sent
-/// as JSON text; see [`IntoToolResult`].)
+/// A complete `tools/call` result as JSON, taken as it is: the way to
+/// return one from a handler. (To send a [`Value`] as JSON text, return
+/// [`Json(value)`](Json); a bare `Value` is not a result, see
+/// [`IntoToolResult`].)
 ///
 /// It must be an object with a `content` array of typed content blocks, and
 /// may have `isError`, `structuredContent` and `_meta`. A text block's
@@ -192,9 +208,9 @@ impl<T: IntoToolResult> IntoToolResult for Option<T> {
 /// assert!(r.is_error);
 /// assert_eq!(r.text_content(), "half done");
 ///
-/// // Compare: a plain map is a value, sent as its JSON.
-/// let plain = json!({"name":"Alice"}).into_call_tool_result(false);
-/// assert_eq!(plain.text_content(), r#"{"name":"Alice"}"#);
+/// // Compare: `Json` sends the same object as JSON text.
+/// let json = claude_code_agent_mcp::Json(json!({"content":[]})).into_call_tool_result(false);
+/// assert_eq!(json.text_content(), r#"{"content":[]}"#);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawResult(pub Value);
@@ -205,34 +221,6 @@ impl IntoToolResult for RawResult {
             CallToolResult::error(format!("The tool returned a malformed result: {why}"))
         })
     }
-}
-
-impl IntoToolResult for Value {
-    /// A map as [`Json`] (text, and `structuredContent` when the tool
-    /// declares an output schema); a list of content parts as those
-    /// blocks; a string as its text; `null` as no content; anything else as
-    /// its JSON text. For a complete result object use [`RawResult`].
-    fn into_call_tool_result(self, structured: bool) -> CallToolResult {
-        match self {
-            Value::Null => CallToolResult::success(Vec::new()),
-            Value::String(text) => CallToolResult::text(text),
-            map @ Value::Object(_) => Json(map).into_call_tool_result(structured),
-            Value::Array(items) if items.iter().all(is_content_part) => {
-                match content_parts(items) {
-                    Ok(content) => CallToolResult::success(content),
-                    Err(why) => CallToolResult::error(format!(
-                        "The tool returned a malformed list of content parts: {why}"
-                    )),
-                }
-            }
-            other => CallToolResult::text(other.to_string()),
-        }
-    }
-}
-
-/// Whether a list item looks like a content part: an object with a string `type`.
-fn is_content_part(item: &Value) -> bool {
-    item.get("type").is_some_and(Value::is_string)
 }
 
 /// Content blocks read from JSON, each text block's `text` made a string.

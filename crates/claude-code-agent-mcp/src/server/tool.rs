@@ -1,21 +1,18 @@
 //! Tools: a name, a description, an input schema and an async handler.
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
-use futures::future::{self, BoxFuture};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use super::context::{CallContext, ToolContext};
+use super::handler::{self, ErasedHandler, ToolHandler};
 use super::result::IntoToolResult;
 use super::schema;
 use super::validate::CompiledSchema;
-use crate::types::{CallToolResult, ToolAnnotations, ToolInfo};
+use crate::types::{ToolAnnotations, ToolInfo};
 
 /// The `_meta` key telling the Claude Code CLI how many characters of this
 /// tool's result it may pass to the model inline (instead of saving a large
@@ -26,11 +23,6 @@ pub const MAX_RESULT_SIZE_CHARS_META: &str = "anthropic/maxResultSizeChars";
 /// the model inline, whatever [`Tool::max_result_size_chars`] asks for:
 /// 500,000 pass whole, 500,001 are saved to a file.
 pub const CLI_MAX_RESULT_SIZE_CHARS: u64 = 500_000;
-
-/// The type-erased handler: arguments, what the context is made of (made
-/// only for a handler that takes one), "declares an output schema".
-pub(crate) type ErasedHandler =
-    dyn Fn(Value, CallContext<'_>, bool) -> BoxFuture<'static, CallToolResult> + Send + Sync;
 
 /// A tool the model can call: name, description, input schema and an async
 /// handler, plus optional title, annotations, `_meta` and output schema.
@@ -56,32 +48,33 @@ pub(crate) type ErasedHandler =
 /// .annotations(ToolAnnotations::new().read_only(true));
 /// assert_eq!(add.info().input_schema["required"], serde_json::json!(["a", "b"]));
 ///
-/// // A handler that also wants the call's context, and may fail.
-/// let div = Tool::new_with_context("divide", "a / b", |args: Add, ctx: ToolContext| async move {
+/// // A handler that also takes the call's context (so it gets one), and may fail.
+/// let div = Tool::new("divide", "a / b", |args: Add, ctx: ToolContext| async move {
 ///     ctx.progress(0.0, Some(1.0), Some("dividing"));
 ///     if args.b == 0.0 { Err("division by zero") } else { Ok(args.a / args.b) }
 /// });
 /// # let _ = div;
 /// ```
 ///
-/// Raw tools take a JSON schema and get the arguments as a [`serde_json::Value`]:
+/// Raw tools get the arguments as a [`serde_json::Value`] (as sent, not
+/// converted) and describe them with a JSON schema of their own:
 ///
 /// ```
 /// use claude_code_agent_mcp::Tool;
 /// use serde_json::{json, Value};
 ///
-/// let echo = Tool::raw(
-///     "echo",
-///     "Echo the text",
-///     json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
-///     |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
-/// );
+/// let echo = Tool::new("echo", "Echo the text", |args: Value| async move {
+///     args["text"].as_str().unwrap_or_default().to_owned()
+/// })
+/// .input_schema(json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}));
 /// # let _ = echo;
 /// ```
 ///
 /// Arguments are validated against the input schema before the handler
-/// runs (the schema is compiled once, here). What a handler may return is
-/// described at [`IntoToolResult`].
+/// runs (the schema is compiled once, when set). Which functions are
+/// handlers is described at [`ToolHandler`](super::ToolHandler), what a
+/// handler may return at [`IntoToolResult`](super::IntoToolResult) (a
+/// complete result object as JSON: [`RawResult`](super::RawResult)).
 pub struct Tool {
     pub(crate) info: ToolInfo,
     pub(crate) handler: Arc<ErasedHandler>,
@@ -93,136 +86,49 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// A typed tool: `handler` takes the arguments deserialized as `T`; the
-    /// input schema is derived from `T`.
-    pub fn new<T, F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
+    /// A tool named `name`, described by `description`, whose calls
+    /// `handler` answers.
+    ///
+    /// Whether the handler also gets the call's [`ToolContext`](super::ToolContext)
+    /// is decided by its signature: `|args: T| …` gets none (and none is
+    /// built), `|args: T, ctx: ToolContext| …` gets one (see
+    /// [`ToolHandler`]). The input schema is derived from `T`; with raw
+    /// arguments (`T` is [`serde_json::Value`] or a `Map`) it accepts any
+    /// object until [`input_schema`](Self::input_schema) sets one.
+    ///
+    /// A wrong handler fails to compile with what is wrong: "`X` cannot be
+    /// returned from a tool handler" (see [`IntoToolResult`]), "the trait
+    /// bound `X: JsonSchema` is not satisfied", "future cannot be sent
+    /// between threads safely", or "… is not a tool handler" for the wrong
+    /// parameters.
+    pub fn new<M, H>(name: impl Into<String>, description: impl Into<String>, handler: H) -> Self
     where
-        T: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(T) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
+        H: ToolHandler<M> + Send + Sync + 'static,
+        H::Args: DeserializeOwned + JsonSchema + Send + 'static,
+        H::Future: Send + 'static,
+        H::Output: IntoToolResult,
     {
-        Self::typed(name, description, move |args: T, _: CallContext<'_>| {
-            handler(args)
-        })
+        let (input_schema, handler) = handler::erase(handler);
+        Self::from_parts(name.into(), description.into(), input_schema, handler)
     }
 
-    /// A typed tool whose handler also gets the call's [`ToolContext`].
-    pub fn new_with_context<T, F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        T: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(T, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
-    {
-        Self::typed(name, description, move |args: T, ctx: CallContext<'_>| {
-            handler(args, ctx.into_tool_context())
-        })
-    }
-
-    /// A typed tool whose handler makes its context from the call's parts
-    /// (or not).
-    fn typed<T, F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        T: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(T, CallContext<'_>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
-    {
-        let (input_schema, unit) = schema::generate::<T>();
-        let erased = move |args: Value, ctx: CallContext<'_>, structured: bool| {
-            // A unit type deserializes from `null`, not from `{}`.
-            let args = if unit { Value::Null } else { args };
-            match serde_json::from_value::<T>(args) {
-                Ok(args) => {
-                    let fut = handler(args, ctx);
-                    async move { fut.await.into_call_tool_result(structured) }.boxed()
-                }
-                Err(e) => {
-                    future::ready(CallToolResult::error(format!("Invalid arguments: {e}"))).boxed()
-                }
-            }
-        };
-        Self::from_parts(
-            name.into(),
-            description.into(),
-            input_schema,
-            Arc::new(erased),
-        )
-    }
-
-    /// A raw tool: `input_schema` is a JSON schema (its root should be
-    /// `{"type":"object", …}`), `handler` gets the arguments as JSON.
+    /// Replaces the input schema with `schema`, a JSON schema (its root
+    /// should be `{"type":"object", …}`): the way to describe raw
+    /// arguments (a handler taking a [`serde_json::Value`]).
+    ///
+    /// Arguments are checked against this schema before the handler runs.
+    /// A typed handler still deserializes its `T` from them: arguments the
+    /// schema allows but `T` does not are an `isError` result.
     ///
     /// A schema that does not compile is logged, and every call of the tool
     /// then fails with an `isError` result saying so.
-    pub fn raw<F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-        handler: F,
-    ) -> Self
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
-    {
-        Self::raw_parts(name, description, input_schema, move |args, _| {
-            handler(args)
-        })
-    }
-
-    /// A raw tool whose handler also gets the call's [`ToolContext`].
-    pub fn raw_with_context<F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-        handler: F,
-    ) -> Self
-    where
-        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
-    {
-        Self::raw_parts(name, description, input_schema, move |args, ctx| {
-            handler(args, ctx.into_tool_context())
-        })
-    }
-
-    /// A raw tool whose handler makes its context from the call's parts
-    /// (or not).
-    fn raw_parts<F, Fut, R>(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        input_schema: Value,
-        handler: F,
-    ) -> Self
-    where
-        F: Fn(Value, CallContext<'_>) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult,
-    {
-        let name = name.into();
-        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            tracing::warn!(tool = %name, "a tool's input schema should have \"type\":\"object\" at its root");
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        if schema.get("type").and_then(Value::as_str) != Some("object") {
+            tracing::warn!(tool = %self.info.name, "a tool's input schema should have \"type\":\"object\" at its root");
         }
-        let erased = move |args: Value, ctx: CallContext<'_>, structured: bool| {
-            let fut = handler(args, ctx);
-            async move { fut.await.into_call_tool_result(structured) }.boxed()
-        };
-        Self::from_parts(name, description.into(), input_schema, Arc::new(erased))
+        self.input = CompiledSchema::compile(&schema, "input schema", &self.info.name);
+        self.info.input_schema = schema;
+        self
     }
 
     fn from_parts(
@@ -339,19 +245,17 @@ impl Tool {
     /// ```
     /// use std::time::Duration;
     /// use claude_code_agent_mcp::{Tool, ToolContext};
-    /// use serde_json::{json, Value};
     ///
     /// // Stopped after 30 s without progress, and after 10 min whatever happens.
-    /// let crawl = Tool::raw_with_context("crawl", "Crawl a site", json!({"type":"object"}),
-    ///     |_: Value, ctx: ToolContext| async move {
-    ///         for page in 0..1000 {
-    ///             // … fetch a page …
-    ///             ctx.progress(f64::from(page), Some(1000.0), None);
-    ///         }
-    ///         "done"
-    ///     })
-    ///     .timeout(Duration::from_secs(30))
-    ///     .reset_timeout_on_progress(Duration::from_secs(600));
+    /// let crawl = Tool::new("crawl", "Crawl a site", |_: (), ctx: ToolContext| async move {
+    ///     for page in 0..1000 {
+    ///         // … fetch a page …
+    ///         ctx.progress(f64::from(page), Some(1000.0), None);
+    ///     }
+    ///     "done"
+    /// })
+    /// .timeout(Duration::from_secs(30))
+    /// .reset_timeout_on_progress(Duration::from_secs(600));
     /// # let _ = crawl;
     /// ```
     pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {

@@ -55,13 +55,15 @@ pub fn calc_server() -> Server {
             })
             .output_schema::<Quotient>(),
         )
-        .tool(Tool::raw(
-            "echo",
-            "Echo the arguments",
-            json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}),
-            |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
-        ))
-        .tool(Tool::new_with_context(
+        .tool(
+            Tool::new(
+                "echo",
+                "Echo the arguments",
+                |args: Value| async move { args["text"].as_str().unwrap_or_default().to_owned() },
+            )
+            .input_schema(json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"]})),
+        )
+        .tool(Tool::new(
             "slow",
             "Report progress, then answer",
             |s: Steps, ctx: ToolContext| async move {
@@ -79,16 +81,18 @@ pub fn calc_server() -> Server {
             })
             .max_result_chars(usize::MAX),
         )
-        .tool(Tool::raw(
-            "panic",
-            "Panics",
-            json!({"type":"object"}),
-            |_: Value| async move {
-                if true {
-                    panic!("the panic tool panicked");
-                }
-                "unreachable"
-            },
-        ))
+        .tool(
+            Tool::new(
+                "panic",
+                "Panics",
+                |_: Value| async move {
+                    if true {
+                        panic!("the panic tool panicked");
+                    }
+                    "unreachable"
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
         .build()
 }

@@ -9,7 +9,8 @@
 //! * `work` — `steps` progress reports 100 ms apart (`0`: forever), under a
 //!   300 ms timeout that progress restarts, capped at 2 s;
 //! * `map`, `map_structured` (with an output schema), `parts` — a
-//!   `serde_json::Value` map, the same with a schema, a list of content parts;
+//!   `serde_json::Value` map as `Json`, the same with a schema, a list of
+//!   content parts as a `RawResult`;
 //! * `big_image` — a caption and a 5,000-character image under a cap of
 //!   1,000 characters.
 //!
@@ -22,7 +23,7 @@ use std::time::Duration;
 use claude_code_agent_mcp::server::{
     CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest,
 };
-use claude_code_agent_mcp::{CallToolResult, Content, Server, Tool, ToolContext};
+use claude_code_agent_mcp::{CallToolResult, Content, Json, RawResult, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
 /// A 1×1 red PNG.
@@ -31,13 +32,13 @@ pub const IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 /// The cap of `big_image`, in characters.
 pub const BIG_IMAGE_CAP: usize = 1000;
 
-async fn caps(_: Value, ctx: ToolContext) -> Value {
-    json!({
+async fn caps(_: Value, ctx: ToolContext) -> Json<Value> {
+    Json(json!({
         "declared": ctx.client_capabilities().map(|c| Value::Object(c.as_map().clone())),
         "sampling": ctx.supports_sampling(),
         "elicitation": ctx.supports_elicitation(),
         "roots": ctx.supports_roots(),
-    })
+    }))
 }
 
 async fn sample(v: Value, ctx: ToolContext) -> String {
@@ -67,66 +68,53 @@ async fn work(v: Value, ctx: ToolContext) -> String {
 pub fn server() -> Server {
     let object = || json!({"type": "object"});
     Server::builder("rust-interop", "1.0.0")
-        .tool(Tool::raw_with_context(
-            "caps",
-            "What the client supports",
-            object(),
-            caps,
-        ))
-        .tool(Tool::raw_with_context(
-            "sample",
-            "Asks the client",
-            object(),
-            sample,
-        ))
+        .tool(Tool::new("caps", "What the client supports", caps).input_schema(object()))
+        .tool(Tool::new("sample", "Asks the client", sample).input_schema(object()))
         .tool(
-            Tool::raw_with_context(
-                "sample_briefly",
-                "Asks the client, briefly",
-                object(),
-                sample,
-            )
-            .timeout(Duration::from_millis(500)),
+            Tool::new("sample_briefly", "Asks the client, briefly", sample)
+                .input_schema(object())
+                .timeout(Duration::from_millis(500)),
         )
         .tool(
-            Tool::raw_with_context("work", "Works in steps", object(), work)
+            Tool::new("work", "Works in steps", work)
+                .input_schema(object())
                 .timeout(Duration::from_millis(300))
                 .reset_timeout_on_progress(Duration::from_secs(2)),
         )
-        .tool(Tool::raw("map", "A map", object(), |_: Value| async {
-            json!({"name": "Alice", "id": 7})
-        }))
         .tool(
-            Tool::raw(
-                "map_structured",
-                "A map, structured",
-                object(),
-                |_: Value| async { json!({"count": 3}) },
-            )
+            Tool::new("map", "A map", |_: Value| async {
+                Json(json!({"name": "Alice", "id": 7}))
+            })
+            .input_schema(object()),
+        )
+        .tool(
+            Tool::new("map_structured", "A map, structured", |_: Value| async {
+                Json(json!({"count": 3}))
+            })
+            .input_schema(object())
             .output_schema_value(json!({
                 "type": "object",
                 "properties": {"count": {"type": "integer"}},
                 "required": ["count"]
             })),
         )
-        .tool(Tool::raw(
-            "parts",
-            "Content parts",
-            object(),
-            |_: Value| async {
-                json!([
+        .tool(
+            Tool::new("parts", "Content parts", |_: Value| async {
+                RawResult(json!({"content": [
                     {"type": "text", "text": "a chart"},
                     {"type": "image", "data": IMAGE, "mimeType": "image/png"}
-                ])
-            },
-        ))
+                ]}))
+            })
+            .input_schema(object()),
+        )
         .tool(
-            Tool::raw("big_image", "A large image", object(), |_: Value| async {
+            Tool::new("big_image", "A large image", |_: Value| async {
                 CallToolResult::success(vec![
                     Content::text("caption"),
                     Content::image("A".repeat(5000), "image/png"),
                 ])
             })
+            .input_schema(object())
             .max_result_chars(BIG_IMAGE_CAP),
         )
         .resource(Resource::new(

@@ -124,10 +124,15 @@ fn list_setters_replace_and_item_setters_add() {
     let o = Options::new()
         .allowed_tools(["a"])
         .allowed_tools(["b"])
+        .allow_tool("c")
+        .disallow_tool("w")
+        .disallowed_tools(["x"])
+        .disallow_tool("y")
         .add_dir("/x")
         .add_dir("/y");
     let a = args(&o);
-    assert!(a.contains(&"--allowedTools=b".to_string()), "{a:?}");
+    assert!(a.contains(&"--allowedTools=b,c".to_string()), "{a:?}");
+    assert!(a.contains(&"--disallowedTools=x,y".to_string()), "{a:?}");
     assert!(a.contains(&"--add-dir=/x".to_string()) && a.contains(&"--add-dir=/y".to_string()));
 }
 

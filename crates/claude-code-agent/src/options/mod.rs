@@ -64,7 +64,8 @@ pub(crate) enum McpConfig {
 /// alone, so the CLI's own default applies).
 ///
 /// **The builder contract.** A setter that takes one item *adds* it (its
-/// name is singular: [`add_dir`](Self::add_dir), [`env`](Self::env),
+/// name is singular: [`allow_tool`](Self::allow_tool),
+/// [`disallow_tool`](Self::disallow_tool), [`add_dir`](Self::add_dir), [`env`](Self::env),
 /// [`env_remove`](Self::env_remove), [`mcp_server`](Self::mcp_server),
 /// [`mcp_server_config`](Self::mcp_server_config), [`hook`](Self::hook),
 /// [`agent`](Self::agent), [`plugin`](Self::plugin),
@@ -240,7 +241,11 @@ impl Options {
 
     /// Tools allowed without asking (`--allowedTools`). MCP tools are named
     /// `mcp__<server>__<tool>`; `mcp__<server>` allows all of a server's
-    /// tools. Replaces the list an earlier call set.
+    /// tools.
+    ///
+    /// **Replaces** the list an earlier call set:
+    /// `.allowed_tools(["Read"]).allowed_tools(["Grep"])` allows `Grep`
+    /// only. [`allow_tool`](Self::allow_tool) adds one tool to the list.
     pub fn allowed_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -250,14 +255,28 @@ impl Options {
         self
     }
 
-    /// Tools never allowed (`--disallowedTools`). Replaces the list an
-    /// earlier call set.
+    /// Adds one tool to those allowed without asking (see
+    /// [`allowed_tools`](Self::allowed_tools), which replaces the list).
+    pub fn allow_tool(mut self, tool: impl Into<String>) -> Self {
+        self.allowed_tools.push(tool.into());
+        self
+    }
+
+    /// Tools never allowed (`--disallowedTools`). **Replaces** the list an
+    /// earlier call set; [`disallow_tool`](Self::disallow_tool) adds one.
     pub fn disallowed_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         self.disallowed_tools = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds one tool to those never allowed (see
+    /// [`disallowed_tools`](Self::disallowed_tools), which replaces the list).
+    pub fn disallow_tool(mut self, tool: impl Into<String>) -> Self {
+        self.disallowed_tools.push(tool.into());
         self
     }
 

@@ -113,21 +113,18 @@ pub fn errors(messages: &[Result<Message>]) -> Vec<&Error> {
 pub fn calc_server(
     tokens: Option<tokio::sync::mpsc::UnboundedSender<CancellationToken>>,
 ) -> Server {
-    let add = Tool::raw(
-        "add",
-        "Add a and b",
+    let add = Tool::new("add", "Add a and b", |v: Value| async move {
+        format!(
+            "sum={}",
+            v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
+        )
+    })
+    .input_schema(
         json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}),
-        |v: Value| async move {
-            format!(
-                "sum={}",
-                v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
-            )
-        },
     );
-    let slow = Tool::raw_with_context(
+    let slow = Tool::new(
         "slow",
         "Sleep ms milliseconds",
-        json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
         |v: Value, ctx: ToolContext| async move {
             let ms = v["ms"].as_u64().unwrap_or(1000);
             tokio::select! {
@@ -135,11 +132,11 @@ pub fn calc_server(
                 () = ctx.cancelled() => "cancelled".to_owned(),
             }
         },
-    );
-    let wait = Tool::raw_with_context(
+    )
+    .input_schema(json!({"type": "object", "properties": {"ms": {"type": "integer"}}}));
+    let wait = Tool::new(
         "wait",
         "Wait until cancelled",
-        json!({"type": "object"}),
         move |_: Value, ctx: ToolContext| {
             if let Some(tx) = &tokens {
                 let _ = tx.send(ctx.cancellation_token().clone());
@@ -149,7 +146,8 @@ pub fn calc_server(
                 "cancelled".to_owned()
             }
         },
-    );
+    )
+    .input_schema(json!({"type": "object"}));
     Server::builder("calc", "1.0.0")
         .tool(add)
         .tool(slow)

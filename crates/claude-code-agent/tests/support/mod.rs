@@ -99,11 +99,10 @@ pub fn slow_tool(name: &str, runs_for: Duration) -> (claude_code_agent::mcp::Too
         finished: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
     };
     let p = probe.clone();
-    let tool = claude_code_agent::mcp::Tool::raw_with_context(
+    let tool = claude_code_agent::mcp::Tool::new(
         name,
         "Takes its time",
-        serde_json::json!({"type": "object"}),
-        move |_args, ctx: claude_code_agent::mcp::ToolContext| {
+        move |_: serde_json::Value, ctx: claude_code_agent::mcp::ToolContext| {
             let p = p.clone();
             async move {
                 let token = ctx.cancellation_token().clone();
@@ -122,7 +121,8 @@ pub fn slow_tool(name: &str, runs_for: Duration) -> (claude_code_agent::mcp::Too
                 }
             }
         },
-    );
+    )
+    .input_schema(serde_json::json!({"type": "object"}));
     (tool, probe)
 }
 
