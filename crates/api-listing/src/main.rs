@@ -140,8 +140,8 @@ fn counts(path: &str) -> Result<(), Error> {
 /// may parse and still render differently, and the listing would change with
 /// the toolchain instead of with the API.
 fn check_format(text: &str) -> Result<(), String> {
-    // The top-level field, the last one rustdoc writes: the last match is it,
-    // even where a doc comment quotes the name.
+    // The top-level field, the last one rustdoc writes. No string in the JSON
+    // can hold `"format_version":` (its quotes would be escaped).
     let found = text
         .rfind("\"format_version\":")
         .map(|at| &text[at + "\"format_version\":".len()..])
@@ -161,5 +161,45 @@ fn check_format(text: &str) -> Result<(), String> {
             rustdoc_types::FORMAT_VERSION
         )),
         None => Err("no `format_version`: not rustdoc JSON".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unstable_marker_impls_are_recognised() {
+        for line in [
+            "impl core::marker::Freeze for a::B",
+            "impl !core::marker::Freeze for a::B",
+            "impl<T> core::marker::UnsafeUnpin for a::B<T>",
+            "impl core::marker::StructuralPartialEq for a::B",
+        ] {
+            assert!(is_unstable_marker_impl(line), "{line}");
+        }
+        for line in [
+            "impl core::marker::Send for a::B",
+            "impl !core::marker::Sync for a::B",
+            "pub fn a::Freeze::new() -> a::Freeze",
+            "impl core::clone::Clone for a::Freeze",
+        ] {
+            assert!(!is_unstable_marker_impl(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn only_the_format_the_library_reads_passes() {
+        let v = rustdoc_types::FORMAT_VERSION;
+        assert_eq!(
+            check_format(&format!(r#"{{"root":0,"format_version":{v}}}"#)),
+            Ok(())
+        );
+        // A doc comment that quotes the field, escaped as JSON escapes it.
+        let quoted = format!(r#"{{"docs":"\"format_version\":1","format_version":{v}}}"#);
+        assert_eq!(check_format(&quoted), Ok(()));
+        let newer = check_format(&format!(r#"{{"format_version":{}}}"#, v + 1));
+        assert!(newer.unwrap_err().contains(&format!("format {}", v + 1)));
+        assert!(check_format(r#"{"root":0}"#).is_err());
     }
 }
