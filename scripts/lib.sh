@@ -55,3 +55,56 @@ ensure_cli() {
     echo "    CLAUDE_AGENT_TEST_CLI=$CLAUDE_AGENT_TEST_CLI"
     echo "    $("$CLAUDE_AGENT_TEST_CLI" --version)"
 }
+
+# The crates published to crates.io, in dependency order.
+PUBLISHED_CRATES=(claude-code-agent-mcp claude-code-agent claude-code-agent-testkit)
+
+# Cargo's target directory, absolute.
+target_dir() {
+    local target="${CARGO_TARGET_DIR:-target}"
+    [[ "$target" == /* ]] || target="$REPO_ROOT/$target"
+    echo "$target"
+}
+
+# `crate/feature` for every feature in the `[features]` table of a manifest
+# (argument: the crate's directory name under crates/ of the workspace at $2,
+# default the repository), but `default` and the internal `__*` ones.
+features_of() {
+    awk -v crate="$1" '
+        /^\[/ { in_features = ($0 == "[features]"); next }
+        in_features && match($0, /^[A-Za-z0-9_-]+[ \t]*=/) {
+            name = substr($0, 1, RLENGTH - 1)
+            sub(/[ \t]+$/, "", name)
+            if (name != "default" && name !~ /^_/) print crate "/" name
+        }' "${2:-$REPO_ROOT}/crates/$1/Cargo.toml"
+}
+
+# Writes the rustdoc JSON of the published crates of the workspace at $1 into
+# the directory $2 (<crate>.json), with every feature of theirs on but the
+# internal ones, as scripts/test's docs step builds them (the whole workspace,
+# the same features, so the dependencies it checked are reused). Rustdoc JSON
+# is an unstable output: rustdoc on a stable toolchain writes it when
+# RUSTC_BOOTSTRAP=1 is set, here for rustdoc alone (a wrapper as RUSTDOC), as
+# setting it for cargo would change every dependency's fingerprint and rebuild
+# them all (and once more for the next plain build). Items hidden from the
+# docs (`#[doc(hidden)]`) are not in the JSON.
+published_rustdoc_json() {
+    local root="$1" out="$2" target crate features=() feature
+    target="$(target_dir)"
+    mkdir -p "$out"
+    for crate in "${PUBLISHED_CRATES[@]}"; do
+        [[ -f "$root/crates/$crate/Cargo.toml" ]] || continue
+        while IFS= read -r feature; do features+=("$feature"); done < <(features_of "$crate" "$root")
+    done
+    printf '#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec %s "$@"\n' "${RUSTDOC:-rustdoc}" >"$out/rustdoc"
+    chmod +x "$out/rustdoc"
+    echo "    rustdoc JSON of $root, features: $(IFS=,; echo "${features[*]}")"
+    (cd "$root" && RUSTDOC="$out/rustdoc" RUSTDOCFLAGS="-Z unstable-options --output-format json" \
+        CARGO_TARGET_DIR="$target" cargo doc --quiet --workspace --lib --no-deps \
+        --features "$(IFS=,; echo "${features[*]}")")
+    for crate in "${PUBLISHED_CRATES[@]}"; do
+        if [[ -f "$root/crates/$crate/Cargo.toml" ]]; then
+            cp "$target/doc/${crate//-/_}.json" "$out/$crate.json"
+        fi
+    done
+}

@@ -1,20 +1,20 @@
-//! Repository rules that no compiler checks (rust-analyzer's
-//! `xtask/src/tidy.rs` is the model). Each rule reads the files git knows
-//! about (tracked, or new and not ignored) and fails with `file:line` and what
-//! to do.
+//! Repository rules that no compiler checks (rust-analyzer's `xtask/src/tidy.rs`
+//! is the model). Each rule reads the files git knows about (tracked, or new and
+//! not ignored) and fails with `file:line` and what to do (more in `tidy/`).
 //!
 //! - The repository stands alone: no file refers to material outside it.
 //! - ARCHITECTURE.md's code map names every source file, and only files that
 //!   exist (the rule for reading the map is at its top).
-//! - `claude-code-agent-mcp` knows nothing of the SDK: its manifest and code never
-//!   name `claude-code-agent` or another crate of this workspace built on it. The
-//!   exceptions are its tests': they use the testkit's task checker (a
-//!   dev-dependency on the testkit *without* its `harness` feature, the part
-//!   built on the SDK) and run the conformance programs of the tooling crate
-//!   (`claude-code-agent-devtools`, built with cargo, not linked).
+//! - `claude-code-agent-mcp` knows nothing of the SDK: its manifest and code never name
+//!   `claude-code-agent` or another crate of this workspace built on it. The exceptions are its
+//!   tests': they use the testkit's task checker (a dev-dependency on the testkit *without* its
+//!   `harness` feature, the part built on the SDK) and run the conformance programs of the tooling
+//!   crate (`claude-code-agent-devtools`, built with cargo, not linked).
 //! - The MCP server does not import the MCP client.
 //! - Citations of `docs/protocol.md` name sections that exist.
 
+#[path = "tidy/dependency_snippets.rs"]
+mod dependency_snippets;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
