@@ -89,7 +89,7 @@ mod resource;
 mod result;
 mod schema;
 mod session;
-mod simple_schema;
+mod json_schema;
 pub mod stateless;
 mod tool;
 mod validate;
