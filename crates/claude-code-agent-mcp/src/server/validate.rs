@@ -37,7 +37,9 @@ impl CompiledSchema {
     pub(crate) fn compile(schema: &Value, what: &str, tool: &str) -> Self {
         let kind = match Schema::compile(schema, cfg!(feature = "jsonschema")) {
             Ok(s) => Kind::BuiltIn(s),
-            Err(Problem::Invalid(reason)) => broken(what, tool, "is not a valid JSON schema", &reason),
+            Err(Problem::Invalid(reason)) => {
+                broken(what, tool, "is not a valid JSON schema", &reason)
+            }
             #[cfg(feature = "jsonschema")]
             Err(Problem::Unsupported(_)) => match jsonschema::validator_for(schema) {
                 Ok(v) => Kind::Full(Box::new(v)),

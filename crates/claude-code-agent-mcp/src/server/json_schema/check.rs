@@ -137,7 +137,12 @@ impl Compiled {
         let n = self.node(idx);
         let mut ok = true;
         if depth > MAX_DEPTH {
-            fail!(sink, path, ok, "the schema nests deeper than {MAX_DEPTH} levels here");
+            fail!(
+                sink,
+                path,
+                ok,
+                "the schema nests deeper than {MAX_DEPTH} levels here"
+            );
             return ok;
         }
         if n.never {
@@ -147,7 +152,11 @@ impl Compiled {
         let depth = depth + 1;
         let mut local = (seen.is_some() || n.tracks_evaluation()).then(Evaluated::default);
         if let Some(r) = n.reference {
-            sub!(sink, ok, self.check(r, v, path, sink, local.as_mut(), depth));
+            sub!(
+                sink,
+                ok,
+                self.check(r, v, path, sink, local.as_mut(), depth)
+            );
         }
         if let Some(t) = n.types
             && !has_type(t, v)
@@ -202,10 +211,20 @@ impl Compiled {
             fail!(sink, path, ok, "{v} is greater than the maximum of {b}");
         }
         if let Some((Less | Equal, b)) = cmp(x, &n.exclusive_minimum) {
-            fail!(sink, path, ok, "{v} is less than or equal to the minimum of {b}");
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} is less than or equal to the minimum of {b}"
+            );
         }
         if let Some((Greater | Equal, b)) = cmp(x, &n.exclusive_maximum) {
-            fail!(sink, path, ok, "{v} is greater than or equal to the maximum of {b}");
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} is greater than or equal to the maximum of {b}"
+            );
         }
         if let Some(m) = &n.multiple_of
             && !is_multiple_of(x, m)
@@ -222,12 +241,24 @@ impl Compiled {
             if let Some(max) = n.max_length
                 && len > max
             {
-                fail!(sink, path, ok, "{v} is longer than {max} character{}", plural(max));
+                fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} is longer than {max} character{}",
+                    plural(max)
+                );
             }
             if let Some(min) = n.min_length
                 && len < min
             {
-                fail!(sink, path, ok, "{v} is shorter than {min} character{}", plural(min));
+                fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} is shorter than {min} character{}",
+                    plural(min)
+                );
             }
         }
         if let Some(p) = &n.pattern
@@ -254,12 +285,24 @@ impl Compiled {
         if let Some(max) = n.max_items
             && len > max
         {
-            fail!(sink, path, ok, "{v} has more than {max} item{}", plural(max));
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} has more than {max} item{}",
+                plural(max)
+            );
         }
         if let Some(min) = n.min_items
             && len < min
         {
-            fail!(sink, path, ok, "{v} has less than {min} item{}", plural(min));
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} has less than {min} item{}",
+                plural(min)
+            );
         }
         if n.unique_items
             && items
@@ -302,15 +345,31 @@ impl Compiled {
             let min = n.min_contains.unwrap_or(1);
             if matched < min {
                 if min == 1 {
-                    fail!(sink, path, ok, "None of {v} are valid under the given schema");
+                    fail!(
+                        sink,
+                        path,
+                        ok,
+                        "None of {v} are valid under the given schema"
+                    );
                 } else {
-                    fail!(sink, path, ok, "{v} has fewer than {min} items valid under the given schema");
+                    fail!(
+                        sink,
+                        path,
+                        ok,
+                        "{v} has fewer than {min} items valid under the given schema"
+                    );
                 }
             }
             if let Some(max) = n.max_contains
                 && matched > max
             {
-                fail!(sink, path, ok, "{v} has more than {max} item{} valid under the given schema", plural(max));
+                fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} has more than {max} item{} valid under the given schema",
+                    plural(max)
+                );
             }
         }
         ok
@@ -351,12 +410,24 @@ impl Compiled {
         if let Some(max) = n.max_properties
             && len > max
         {
-            fail!(sink, path, ok, "{v} has more than {max} propert{}", plural_y(max));
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} has more than {max} propert{}",
+                plural_y(max)
+            );
         }
         if let Some(min) = n.min_properties
             && len < min
         {
-            fail!(sink, path, ok, "{v} has less than {min} propert{}", plural_y(min));
+            fail!(
+                sink,
+                path,
+                ok,
+                "{v} has less than {min} propert{}",
+                plural_y(min)
+            );
         }
         let additional_false = n.additional_properties.filter(|&a| self.node(a).never);
         let mut unexpected: Vec<&str> = Vec::new();
@@ -374,7 +445,11 @@ impl Compiled {
                 )
                 .peekable();
             let matched = schemas.peek().is_some();
-            let extra = if matched { None } else { n.additional_properties };
+            let extra = if matched {
+                None
+            } else {
+                n.additional_properties
+            };
             if extra.is_some() && extra == additional_false {
                 if !sink.collect {
                     return false;
@@ -401,7 +476,13 @@ impl Compiled {
             }
         }
         if !unexpected.is_empty() {
-            fail!(sink, path, ok, "Additional properties are not allowed ({})", Unexpected(&unexpected));
+            fail!(
+                sink,
+                path,
+                ok,
+                "Additional properties are not allowed ({})",
+                Unexpected(&unexpected)
+            );
         }
         if let Some(names) = n.property_names {
             for key in map.keys() {
@@ -411,7 +492,11 @@ impl Compiled {
         }
         for (name, schema) in &n.dependent_schemas {
             if has(name) {
-                sub!(sink, ok, self.check(*schema, v, path, sink, seen.as_deref_mut(), depth));
+                sub!(
+                    sink,
+                    ok,
+                    self.check(*schema, v, path, sink, seen.as_deref_mut(), depth)
+                );
             }
         }
         ok
@@ -440,7 +525,12 @@ impl Compiled {
                 }
             }
             if !any {
-                fail!(sink, path, ok, "{v} is not valid under any of the schemas listed in the 'anyOf' keyword");
+                fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} is not valid under any of the schemas listed in the 'anyOf' keyword"
+                );
             }
         }
         if !n.one_of.is_empty() {
@@ -455,13 +545,23 @@ impl Compiled {
                 }
             }
             match valid {
-                0 => fail!(sink, path, ok, "{v} is not valid under any of the schemas listed in the 'oneOf' keyword"),
+                0 => fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} is not valid under any of the schemas listed in the 'oneOf' keyword"
+                ),
                 1 => {
                     if let (Some(seen), Some(c)) = (seen.as_mut(), candidate) {
                         seen.merge(c);
                     }
                 }
-                _ => fail!(sink, path, ok, "{v} is valid under more than one of the schemas listed in the 'oneOf' keyword"),
+                _ => fail!(
+                    sink,
+                    path,
+                    ok,
+                    "{v} is valid under more than one of the schemas listed in the 'oneOf' keyword"
+                ),
             }
         }
         if let Some((s, schema)) = &n.not
@@ -470,7 +570,11 @@ impl Compiled {
             fail!(sink, path, ok, "{schema} is not allowed for {v}");
         }
         if let Some((condition, then, otherwise)) = n.if_then_else {
-            let next = if self.branch(condition, v, seen, depth) { then } else { otherwise };
+            let next = if self.branch(condition, v, seen, depth) {
+                then
+            } else {
+                otherwise
+            };
             if let Some(s) = next {
                 sub!(sink, ok, self.check(s, v, path, sink, seen.as_mut(), depth));
             }
@@ -482,7 +586,14 @@ impl Compiled {
     /// only if it is valid.
     fn branch(&self, s: Idx, v: &Value, seen: &mut Option<Evaluated>, depth: u32) -> bool {
         let mut own = seen.is_some().then(Evaluated::default);
-        let valid = self.check(s, v, &mut String::new(), &mut Sink::quiet(), own.as_mut(), depth);
+        let valid = self.check(
+            s,
+            v,
+            &mut String::new(),
+            &mut Sink::quiet(),
+            own.as_mut(),
+            depth,
+        );
         if valid && let (Some(seen), Some(own)) = (seen.as_mut(), own) {
             seen.merge(own);
         }
@@ -526,7 +637,13 @@ impl Compiled {
                 }
                 if !unexpected.is_empty() {
                     let names: Vec<&str> = unexpected.iter().map(String::as_str).collect();
-                    sink.report(path, format_args!("Unevaluated properties are not allowed ({})", Unexpected(&names)));
+                    sink.report(
+                        path,
+                        format_args!(
+                            "Unevaluated properties are not allowed ({})",
+                            Unexpected(&names)
+                        ),
+                    );
                 }
             }
             (Value::Array(items), _, Some(schema)) => {
@@ -553,7 +670,10 @@ impl Compiled {
                 seen.items_all = true;
                 if !unexpected.is_empty() {
                     let names: Vec<&str> = unexpected.iter().map(String::as_str).collect();
-                    sink.report(path, format_args!("Unevaluated items are not allowed ({})", Unexpected(&names)));
+                    sink.report(
+                        path,
+                        format_args!("Unevaluated items are not allowed ({})", Unexpected(&names)),
+                    );
                 }
             }
             _ => {}
@@ -596,8 +716,14 @@ struct TypeNames(u8);
 
 impl Display for TypeNames {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const NAMES: [&str; 7] = ["null", "boolean", "integer", "number", "string", "array", "object"];
-        f.write_str(if self.0.count_ones() == 1 { "type " } else { "types " })?;
+        const NAMES: [&str; 7] = [
+            "null", "boolean", "integer", "number", "string", "array", "object",
+        ];
+        f.write_str(if self.0.count_ones() == 1 {
+            "type "
+        } else {
+            "types "
+        })?;
         let mut first = true;
         for (bit, name) in NAMES.iter().enumerate() {
             if self.0 & (1 << bit) != 0 {
@@ -651,6 +777,10 @@ impl Display for Unexpected<'_> {
             }
             write!(f, "'{name}'")?;
         }
-        f.write_str(if self.0.len() == 1 { " was unexpected" } else { " were unexpected" })
+        f.write_str(if self.0.len() == 1 {
+            " was unexpected"
+        } else {
+            " were unexpected"
+        })
     }
 }

@@ -180,8 +180,7 @@ impl Compiler<'_> {
         let Value::Object(map) = value else { return };
         if let Some(Value::String(id)) = map.get("$id") {
             if self.draft <= Draft::D7 && id.starts_with('#') {
-                self.anchors
-                    .insert(format!("{base}{id}"), pointer.clone());
+                self.anchors.insert(format!("{base}{id}"), pointer.clone());
             } else {
                 base = normalize(&resolve_uri(&base, id)).to_owned();
                 self.resources.insert(base.clone(), pointer.clone());
@@ -456,7 +455,11 @@ impl Compiler<'_> {
 }
 
 fn types(value: &Value) -> Result<u8, Problem> {
-    let bad = || invalid(format!("type must be a type name or an array of them, not {value}"));
+    let bad = || {
+        invalid(format!(
+            "type must be a type name or an array of them, not {value}"
+        ))
+    };
     let names: Vec<&Value> = match value {
         Value::String(_) => vec![value],
         Value::Array(names) if !names.is_empty() => names.iter().collect(),
@@ -495,7 +498,11 @@ fn count(key: &str, value: &Value) -> Result<u64, Problem> {
 
 /// An array of distinct strings.
 fn strings(key: &str, value: &Value) -> Result<Vec<String>, Problem> {
-    let bad = || invalid(format!("{key} must be an array of distinct strings, not {value}"));
+    let bad = || {
+        invalid(format!(
+            "{key} must be an array of distinct strings, not {value}"
+        ))
+    };
     let mut out: Vec<String> = Vec::new();
     for name in value.as_array().ok_or_else(bad)? {
         let name = name.as_str().ok_or_else(bad)?;

@@ -77,9 +77,15 @@ impl Schema {
         let draft = match schema.get("$schema") {
             None => Draft::D2020,
             Some(Value::String(uri)) => Draft::from_uri(uri).ok_or_else(|| {
-                Problem::Unsupported(format!("the $schema {uri:?} (draft 2020-12, 2019-09, 7 or 6 are built in)"))
+                Problem::Unsupported(format!(
+                    "the $schema {uri:?} (draft 2020-12, 2019-09, 7 or 6 are built in)"
+                ))
             })?,
-            Some(other) => return Err(Problem::Invalid(format!("$schema must be a string, not {other}"))),
+            Some(other) => {
+                return Err(Problem::Invalid(format!(
+                    "$schema must be a string, not {other}"
+                )));
+            }
         };
         Ok(Self {
             compiled: compile::compile(schema, draft, defer_assertions)?,

@@ -29,15 +29,37 @@ fn failures_are_worded_like_jsonschema_at_their_pointer() {
     let full = jsonschema::validator_for(&s).unwrap();
     let mut expected: Vec<String> = full
         .iter_errors(&v)
-        .map(|e| format!("- at {}: {e}", Some(e.instance_path().as_str()).filter(|p| !p.is_empty()).unwrap_or("(root)")))
+        .map(|e| {
+            format!(
+                "- at {}: {e}",
+                Some(e.instance_path().as_str())
+                    .filter(|p| !p.is_empty())
+                    .unwrap_or("(root)")
+            )
+        })
         .collect();
     let mut found_sorted = found.clone();
     found_sorted.sort();
     expected.sort();
     assert_eq!(found_sorted, expected);
-    assert!(found.iter().any(|e| e == "- at (root): \"b\" is a required property"), "{found:?}");
-    assert!(found.iter().any(|e| e == "- at /a: -1 is less than the minimum of 0"), "{found:?}");
-    assert!(found.iter().any(|e| e == "- at /tags/1: \"long\" is longer than 2 characters"), "{found:?}");
+    assert!(
+        found
+            .iter()
+            .any(|e| e == "- at (root): \"b\" is a required property"),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|e| e == "- at /a: -1 is less than the minimum of 0"),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|e| e == "- at /tags/1: \"long\" is longer than 2 characters"),
+        "{found:?}"
+    );
 }
 
 #[test]
@@ -53,7 +75,10 @@ fn refs_anchors_and_recursion_resolve_inside_the_schema() {
     assert!(s.is_valid(&json!({"value":1,"children":[{"value":2,"children":[]}]})));
     assert!(!s.is_valid(&json!({"value":1,"children":[{"children":[]}]})));
     let e = errors(&tree, &json!({"value":1,"children":[{"value":"x"}]}));
-    assert_eq!(e, ["- at /children/0/value: \"x\" is not of type \"integer\""]);
+    assert_eq!(
+        e,
+        ["- at /children/0/value: \"x\" is not of type \"integer\""]
+    );
 
     let anchored = json!({"$id":"https://example.com/s.json",
         "properties":{"a":{"$ref":"#pos"},"b":{"$ref":"other.json"}},
@@ -87,10 +112,12 @@ fn unevaluated_properties_see_through_in_place_applicators() {
         errors(&s, &json!({"e":0,"f":1})),
         ["- at (root): Unevaluated properties are not allowed ('e', 'f' were unexpected)"]
     );
-    let items = schema(json!({"prefixItems":[{"type":"integer"}],"contains":{"type":"string"},
-        "unevaluatedItems":false}));
-    assert!(items.is_valid(&json!([1,"a","b"])));
-    assert!(!items.is_valid(&json!([1,"a",2])));
+    let items = schema(
+        json!({"prefixItems":[{"type":"integer"}],"contains":{"type":"string"},
+        "unevaluatedItems":false}),
+    );
+    assert!(items.is_valid(&json!([1, "a", "b"])));
+    assert!(!items.is_valid(&json!([1, "a", 2])));
 }
 
 #[test]
@@ -102,7 +129,10 @@ fn what_is_left_aside_is_unsupported_and_broken_schemas_are_invalid() {
         json!({"$dynamicRef":"#x"}),
         json!({"$schema":"http://json-schema.org/draft-04/schema#"}),
     ] {
-        assert!(matches!(Schema::compile(&s, false), Err(Problem::Unsupported(_))), "{s}");
+        assert!(
+            matches!(Schema::compile(&s, false), Err(Problem::Unsupported(_))),
+            "{s}"
+        );
     }
     for s in [
         json!({"type":12}),
@@ -114,12 +144,18 @@ fn what_is_left_aside_is_unsupported_and_broken_schemas_are_invalid() {
         json!({"properties":{"a":3}}),
         json!({"$ref":"#/$defs/missing"}),
     ] {
-        assert!(matches!(Schema::compile(&s, false), Err(Problem::Invalid(_))), "{s}");
+        assert!(
+            matches!(Schema::compile(&s, false), Err(Problem::Invalid(_))),
+            "{s}"
+        );
     }
     // Draft 7 formats are left to jsonschema only when it is there to assert them.
     let d7 = json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"string","format":"email"});
     assert!(Schema::compile(&d7, false).is_ok());
-    assert!(matches!(Schema::compile(&d7, true), Err(Problem::Unsupported(_))));
+    assert!(matches!(
+        Schema::compile(&d7, true),
+        Err(Problem::Unsupported(_))
+    ));
     assert!(Schema::compile(&json!({"type":"string","format":"email"}), true).is_ok());
 }
 
@@ -177,7 +213,8 @@ fn schemas() -> impl Strategy<Value = Value> {
                     o
                 }),
             (inner.clone(), 0u64..3).prop_map(|(i, n)| json!({"items": i, "minItems": n})),
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| json!({"prefixItems":[a], "items": b})),
+            (inner.clone(), inner.clone())
+                .prop_map(|(a, b)| json!({"prefixItems":[a], "items": b})),
             (inner.clone(), 0u64..3).prop_map(|(c, n)| json!({"contains": c, "maxContains": n})),
             prop::collection::vec(inner.clone(), 1..3).prop_map(|v| json!({"anyOf": v})),
             prop::collection::vec(inner.clone(), 1..3).prop_map(|v| json!({"oneOf": v})),
@@ -189,7 +226,8 @@ fn schemas() -> impl Strategy<Value = Value> {
                 json!({"properties":{name: p},"allOf":[{"properties":{"c": a}}],
                        "unevaluatedProperties":false})
             }),
-            (prop::collection::vec(inner, 1..3)).prop_map(|v| json!({"patternProperties":{"^a": v[0]}})),
+            (prop::collection::vec(inner, 1..3))
+                .prop_map(|v| json!({"patternProperties":{"^a": v[0]}})),
         ]
     })
     .prop_map(|mut s| {

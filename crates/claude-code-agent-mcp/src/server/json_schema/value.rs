@@ -86,7 +86,8 @@ pub(super) fn is_multiple_of(value: &Number, multiple: &Number) -> bool {
     {
         // v / m = (vm * 10^md) / (mm * 10^vd); cancel the shared power first.
         let shared = vd.min(md);
-        let scale = |mantissa: i128, places: u32| mantissa.checked_mul(10_i128.checked_pow(places)?);
+        let scale =
+            |mantissa: i128, places: u32| mantissa.checked_mul(10_i128.checked_pow(places)?);
         if let (Some(a), Some(b)) = (scale(vm, md - shared), scale(mm, vd - shared)) {
             return a % b == 0;
         }
@@ -204,13 +205,28 @@ mod tests {
     #[test]
     fn numbers_compare_by_value_and_big_integers_exactly() {
         assert!(json_eq(&json!(1), &json!(1.0)));
-        assert!(json_eq(&json!({"a":[1,{"b":2.0}]}), &json!({"a":[1.0,{"b":2}]})));
+        assert!(json_eq(
+            &json!({"a":[1,{"b":2.0}]}),
+            &json!({"a":[1.0,{"b":2}]})
+        ));
         assert!(!json_eq(&json!(u64::MAX), &json!(u64::MAX as f64)));
         let n = |v: Value| v.as_number().unwrap().clone();
-        assert_eq!(cmp_numbers(&n(json!(3)), &n(json!(2.5))), Some(Ordering::Greater));
-        assert_eq!(cmp_numbers(&n(json!(-3)), &n(json!(-2.5))), Some(Ordering::Less));
-        assert_eq!(cmp_numbers(&n(json!(2.5)), &n(json!(2))), Some(Ordering::Greater));
-        assert_eq!(cmp_numbers(&n(json!(2)), &n(json!(2.0))), Some(Ordering::Equal));
+        assert_eq!(
+            cmp_numbers(&n(json!(3)), &n(json!(2.5))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            cmp_numbers(&n(json!(-3)), &n(json!(-2.5))),
+            Some(Ordering::Less)
+        );
+        assert_eq!(
+            cmp_numbers(&n(json!(2.5)), &n(json!(2))),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            cmp_numbers(&n(json!(2)), &n(json!(2.0))),
+            Some(Ordering::Equal)
+        );
     }
 
     #[test]
@@ -227,8 +243,14 @@ mod tests {
     #[test]
     fn uris_resolve_like_rfc_3986_for_the_usual_forms() {
         let base = "https://example.com/schemas/a.json";
-        assert_eq!(resolve_uri(base, "#/x"), "https://example.com/schemas/a.json#/x");
-        assert_eq!(resolve_uri(base, "b.json#f"), "https://example.com/schemas/b.json#f");
+        assert_eq!(
+            resolve_uri(base, "#/x"),
+            "https://example.com/schemas/a.json#/x"
+        );
+        assert_eq!(
+            resolve_uri(base, "b.json#f"),
+            "https://example.com/schemas/b.json#f"
+        );
         assert_eq!(resolve_uri(base, "/c.json"), "https://example.com/c.json");
         assert_eq!(resolve_uri(base, "urn:x"), "urn:x");
         assert_eq!(resolve_uri("urn:root", "#a"), "urn:root#a");
