@@ -41,10 +41,13 @@ impl CompiledSchema {
                 broken(what, tool, "is not a valid JSON schema", &reason)
             }
             #[cfg(feature = "jsonschema")]
-            Err(Problem::Unsupported(_)) => match jsonschema::validator_for(schema) {
-                Ok(v) => Kind::Full(Box::new(v)),
-                Err(e) => broken(what, tool, "is not a valid JSON schema", &e.to_string()),
-            },
+            Err(Problem::Unsupported(reason)) => {
+                tracing::debug!(tool, %reason, "the tool's {what} is checked by jsonschema");
+                match jsonschema::validator_for(schema) {
+                    Ok(v) => Kind::Full(Box::new(v)),
+                    Err(e) => broken(what, tool, "is not a valid JSON schema", &e.to_string()),
+                }
+            }
             #[cfg(not(feature = "jsonschema"))]
             Err(Problem::Unsupported(reason)) => broken(
                 what,
@@ -125,5 +128,22 @@ mod tests {
         let s = CompiledSchema::compile(&json!({"type": 12}), "input schema", "t");
         let err = s.check(&json!({})).unwrap_err();
         assert!(err.contains("not a valid JSON schema"), "{err}");
+    }
+
+    /// A pattern beyond the built-in checker: `jsonschema` checks it with
+    /// the feature; without it, every value fails, naming the feature.
+    #[test]
+    fn what_the_built_in_checker_leaves_aside_needs_the_feature() {
+        let schema =
+            json!({"type":"object","properties":{"name":{"type":"string","pattern":"^\\p{L}+$"}}});
+        let s = CompiledSchema::compile(&schema, "input schema", "t");
+        if cfg!(feature = "jsonschema") {
+            assert!(s.check(&json!({"name":"Zoë"})).is_ok());
+            let err = s.check(&json!({"name":"Zoë1"})).unwrap_err();
+            assert!(err.contains("at /name:"), "{err}");
+        } else {
+            let err = s.check(&json!({"name":"Zoë"})).unwrap_err();
+            assert!(err.contains("needs the `jsonschema` feature"), "{err}");
+        }
     }
 }
