@@ -13,7 +13,11 @@
 //!   `http-client`, on by default) Streamable HTTP transports.
 //!
 //! Without default features (`default-features = false`) the crate compiles
-//! none of the HTTP stack. Supported platforms: Linux and macOS (the stdio
+//! none of the HTTP stack. Tool arguments are validated by a built-in JSON
+//! Schema checker; the feature `jsonschema` (off by default) adds the
+//! `jsonschema` crate for the schemas it leaves aside (draft 4,
+//! `$dynamicRef`, patterns with Unicode classes or look-around, draft 6/7
+//! format assertions). Supported platforms: Linux and macOS (the stdio
 //! client runs a server in its own process group, which is POSIX).
 //!
 //! ```

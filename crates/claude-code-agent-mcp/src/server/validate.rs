@@ -1,17 +1,17 @@
 //! JSON-schema validation of tool arguments and structured output.
 //!
 //! Each schema is compiled once, when its tool is created; a call only runs
-//! the compiled validator (a fast boolean check first, the error walk only
-//! when the value is invalid). Plain schemas (see [`super::simple_schema`])
-//! are checked without `jsonschema`, which then only words the errors.
+//! the compiled check (a yes/no pass first, the failures worded only when
+//! the value is invalid). The built-in checker ([`super::json_schema`])
+//! does it; with the `jsonschema` feature, `jsonschema` takes the schemas
+//! the built-in one leaves aside; without it, those fail every value with a
+//! message naming the feature.
 
 use std::fmt::Write as _;
 
-use std::sync::OnceLock;
-
 use serde_json::Value;
 
-use super::simple_schema::SimpleSchema;
+use super::json_schema::{Problem, Schema};
 
 /// How many validation errors a message lists before "and N more".
 const MAX_LISTED_ERRORS: usize = 8;
@@ -22,29 +22,39 @@ pub(crate) struct CompiledSchema {
 }
 
 enum Kind {
-    /// Plain keywords only: validity is checked without `jsonschema`, which
-    /// is compiled (once) only to word the errors of an invalid value.
-    Simple {
-        check: Box<SimpleSchema>,
-        schema: Value,
-        full: OnceLock<Result<jsonschema::Validator, String>>,
-    },
-    Full(Result<jsonschema::Validator, String>),
+    BuiltIn(Schema),
+    #[cfg(feature = "jsonschema")]
+    Full(Box<jsonschema::Validator>),
+    /// Every value fails, with this message.
+    Broken(String),
 }
 
 impl CompiledSchema {
     /// Compiles `schema` (draft 2020-12 unless it names another `$schema`).
     ///
-    /// An invalid schema is logged and kept as an error: every value then
-    /// fails validation with a message saying the schema is broken.
+    /// A schema that cannot be used is logged and kept as an error: every
+    /// value then fails validation with a message saying why.
     pub(crate) fn compile(schema: &Value, what: &str, tool: &str) -> Self {
-        let kind = match SimpleSchema::parse(schema) {
-            Some(check) => Kind::Simple {
-                check: Box::new(check),
-                schema: schema.clone(),
-                full: OnceLock::new(),
-            },
-            None => Kind::Full(full(schema, what, tool)),
+        let kind = match Schema::compile(schema, cfg!(feature = "jsonschema")) {
+            Ok(s) => Kind::BuiltIn(s),
+            Err(Problem::Invalid(reason)) => {
+                broken(what, tool, "is not a valid JSON schema", &reason)
+            }
+            #[cfg(feature = "jsonschema")]
+            Err(Problem::Unsupported(reason)) => {
+                tracing::debug!(tool, %reason, "the tool's {what} is checked by jsonschema");
+                match jsonschema::validator_for(schema) {
+                    Ok(v) => Kind::Full(Box::new(v)),
+                    Err(e) => broken(what, tool, "is not a valid JSON schema", &e.to_string()),
+                }
+            }
+            #[cfg(not(feature = "jsonschema"))]
+            Err(Problem::Unsupported(reason)) => broken(
+                what,
+                tool,
+                "needs the `jsonschema` feature of claude-code-agent-mcp to be checked",
+                &reason,
+            ),
         };
         Self { kind }
     }
@@ -52,33 +62,18 @@ impl CompiledSchema {
     /// Checks `instance`; on failure, one line per problem, each naming
     /// where in the value it is (a JSON pointer, `(root)` for the value itself).
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        let validator = match &self.kind {
-            Kind::Simple { check, .. } if check.is_valid(instance) => return Ok(()),
-            Kind::Simple {
-                schema, full: f, ..
-            } => f.get_or_init(|| full(schema, "schema", "")),
-            Kind::Full(validator) => validator,
+        let (listed, count) = match &self.kind {
+            Kind::BuiltIn(s) if s.is_valid(instance) => return Ok(()),
+            Kind::BuiltIn(s) => s.errors(instance, MAX_LISTED_ERRORS),
+            #[cfg(feature = "jsonschema")]
+            Kind::Full(v) if v.is_valid(instance) => return Ok(()),
+            #[cfg(feature = "jsonschema")]
+            Kind::Full(v) => full_errors(v, instance),
+            Kind::Broken(message) => return Err(message.clone()),
         };
-        let validator = validator.as_ref().map_err(Clone::clone)?;
-        if validator.is_valid(instance) {
-            return Ok(());
-        }
-        let mut out = String::new();
-        let mut count = 0usize;
-        for error in validator.iter_errors(instance) {
-            count += 1;
-            if count > MAX_LISTED_ERRORS {
-                continue;
-            }
-            let path = error.instance_path().as_str();
-            let path = if path.is_empty() { "(root)" } else { path };
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            let _ = write!(out, "- at {path}: {error}");
-        }
-        if count > MAX_LISTED_ERRORS {
-            let _ = write!(out, "\n- and {} more", count - MAX_LISTED_ERRORS);
+        let mut out = listed.join("\n");
+        if count > listed.len() {
+            let _ = write!(out, "\n- and {} more", count - listed.len());
         }
         if out.is_empty() {
             out.push_str("- the value does not match the schema");
@@ -87,12 +82,25 @@ impl CompiledSchema {
     }
 }
 
-/// `schema` compiled by `jsonschema`, or why it could not be.
-fn full(schema: &Value, what: &str, tool: &str) -> Result<jsonschema::Validator, String> {
-    jsonschema::validator_for(schema).map_err(|e| {
-        tracing::error!(tool, error = %e, "the tool's {what} is not a valid JSON schema");
-        format!("the tool's {what} is not a valid JSON schema: {e}")
-    })
+fn broken(what: &str, tool: &str, problem: &str, reason: &str) -> Kind {
+    tracing::error!(tool, error = %reason, "the tool's {what} {problem}");
+    Kind::Broken(format!("the tool's {what} {problem}: {reason}"))
+}
+
+/// `jsonschema`'s failures, worded like the built-in checker's.
+#[cfg(feature = "jsonschema")]
+fn full_errors(validator: &jsonschema::Validator, instance: &Value) -> (Vec<String>, usize) {
+    let mut listed = Vec::new();
+    let mut count = 0usize;
+    for error in validator.iter_errors(instance) {
+        count += 1;
+        if listed.len() < MAX_LISTED_ERRORS {
+            let path = error.instance_path().as_str();
+            let path = if path.is_empty() { "(root)" } else { path };
+            listed.push(format!("- at {path}: {error}"));
+        }
+    }
+    (listed, count)
 }
 
 #[cfg(test)]
@@ -120,5 +128,22 @@ mod tests {
         let s = CompiledSchema::compile(&json!({"type": 12}), "input schema", "t");
         let err = s.check(&json!({})).unwrap_err();
         assert!(err.contains("not a valid JSON schema"), "{err}");
+    }
+
+    /// A pattern beyond the built-in checker: `jsonschema` checks it with
+    /// the feature; without it, every value fails, naming the feature.
+    #[test]
+    fn what_the_built_in_checker_leaves_aside_needs_the_feature() {
+        let schema =
+            json!({"type":"object","properties":{"name":{"type":"string","pattern":"^\\p{L}+$"}}});
+        let s = CompiledSchema::compile(&schema, "input schema", "t");
+        if cfg!(feature = "jsonschema") {
+            assert!(s.check(&json!({"name":"Zoë"})).is_ok());
+            let err = s.check(&json!({"name":"Zoë1"})).unwrap_err();
+            assert!(err.contains("at /name:"), "{err}");
+        } else {
+            let err = s.check(&json!({"name":"Zoë"})).unwrap_err();
+            assert!(err.contains("needs the `jsonschema` feature"), "{err}");
+        }
     }
 }
