@@ -148,6 +148,24 @@ fn check(report: &Value) {
     let ms = full["work_forever_ms"].as_u64().unwrap();
     assert!((2000..5000).contains(&ms), "{ms} ms");
 
+    // Every call saw all its progress reports: none was read in one chunk
+    // with the answer (which the SDK would handle first).
+    let ticks = full["ticks"].as_array().unwrap();
+    assert_eq!(ticks.len(), 30, "{full}");
+    let complete = ticks
+        .iter()
+        .filter(|t| t["seen"] == json!([1, 2, 3, 4, 5]))
+        .count();
+    assert_eq!(
+        complete, 30,
+        "calls with all 5 reports: {complete} of 30: {ticks:?}; the SDK's errors: {}",
+        full["ticks_errors"]
+    );
+    assert!(ticks.iter().all(|t| t["answer"] == "5 steps"), "{ticks:?}");
+
+    // A lone surrogate (an emoji cut in two) decodes to U+FFFD.
+    assert_eq!(text(&full["cut_emoji"]), "ab\u{FFFD}", "{full}");
+
     // What handlers return.
     assert_eq!(
         serde_json::from_str::<Value>(&text(&full["map"])).unwrap(),

@@ -44,7 +44,9 @@ pub mod fuzz;
 mod tests;
 mod writer;
 
-pub use writer::{DEFAULT_WRITE_BUFFER_BYTES, LineWriter, SendError};
+pub use writer::{
+    DEFAULT_WRITE_BUFFER_BYTES, LineWriter, Order, SETTLE_CAP, SendError, UnreadProbe, unread_probe,
+};
 
 /// The default cap on one line (a JSON-RPC message): 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;

@@ -320,6 +320,7 @@ async fn many_small_lines() {
     assert_eq!(n, count);
 }
 
+mod order;
 mod properties;
 mod writer;
 
