@@ -82,7 +82,21 @@ impl ClientError {
     pub(crate) fn transport(message: impl std::fmt::Display) -> Self {
         Self::Transport(message.to_string())
     }
+
+    /// A message from the server that does not decode (`what` says where it
+    /// came from: "a line on the MCP server's stdout", "an SSE event from
+    /// …"): names the cause and shows the start of the text (at most
+    /// [`EXCERPT_BYTES`]).
+    pub(crate) fn undecodable(what: &str, text: &[u8], error: &serde_json::Error) -> Self {
+        Self::InvalidResponse(format!(
+            "{what} is not valid JSON ({error}): {}",
+            crate::transport::lines::preview(text.trim_ascii(), EXCERPT_BYTES)
+        ))
+    }
 }
+
+/// How much of a message that does not decode an error shows.
+pub(crate) const EXCERPT_BYTES: usize = 200;
 
 /// Reads the outcome of a response: its `result`, or the error it carries.
 ///

@@ -12,8 +12,9 @@ use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
 use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
-    Parsed, SendError, UnreadProbe, id_from_head, parse_line,
+    Parsed, SendError, UnreadProbe, parse_line,
 };
+use crate::transport::json::envelope;
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -30,9 +31,12 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// batch, for a client at 2025-03-26) is answered in its own task, so a
 /// slow tool never holds up `ping` or another call, and answered whatever
 /// the handler does (a panic, or no reply, is a `-32603`). Lines that are
-/// not JSON get a `-32700` reply; lines over the cap a `-32600` (with the
-/// request's id when its first bytes show it). Returns once stdin is closed
-/// and every request answered.
+/// not JSON get a `-32700` reply, lines over the cap a `-32600`, each with
+/// the request's id when the text shows it (so the client's call fails at
+/// once instead of waiting for its timeout). Lone surrogate escapes, which
+/// JavaScript and Python clients write for a string cut mid-emoji, decode
+/// to U+FFFD ([`json`](crate::transport::json)). Returns once stdin is
+/// closed and every request answered.
 ///
 /// When stdin and stdout are both pipes (a client spawned the server), they
 /// are read and written through Tokio's reactor, in non-blocking mode while
@@ -135,7 +139,7 @@ where
                 break;
             }
             Ok(Some(Line::TooLong { len, head })) => {
-                let id = id_from_head(head).unwrap_or(Value::Null);
+                let id = envelope(head).request_id().cloned().unwrap_or(Value::Null);
                 let error = ErrorObject::invalid_request(format!(
                     "a message of {len} bytes exceeds the cap of {SERVE_MAX_LINE_BYTES} bytes"
                 ));
@@ -147,11 +151,11 @@ where
                 Parsed::Value(message) => message,
                 Parsed::Invalid(e) => {
                     let why = e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string());
-                    out.parse_error(&why).await;
+                    out.parse_error(line, &why).await;
                     continue;
                 }
                 Parsed::Mismatch(e) => {
-                    out.parse_error(&e.to_string()).await;
+                    out.parse_error(line, &e.to_string()).await;
                     continue;
                 }
             },
@@ -238,10 +242,12 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
         }
     }
 
-    async fn parse_error(&self, why: &str) {
+    /// Answers a line that does not decode: `-32700`, with the id of the
+    /// request it holds when that can be read.
+    async fn parse_error(&self, line: &[u8], why: &str) {
         let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {why}"));
-        self.reply(&jsonrpc::error_response(&Value::Null, error))
-            .await;
+        let id = envelope(line).request_id().cloned().unwrap_or(Value::Null);
+        self.reply(&jsonrpc::error_response(&id, error)).await;
     }
 
     /// What the server sends on its own; see [`serve_lines`] for the
