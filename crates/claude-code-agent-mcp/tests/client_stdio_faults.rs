@@ -203,10 +203,20 @@ async fn an_answer_that_is_not_json_fails_its_call_at_once_saying_so() {
         text.starts_with("a line on the MCP server's stdout is not valid JSON (invalid escape"),
         "{text}"
     );
-    assert!(text.ends_with(r#""text":"\q"}]}}"#), "the line is shown: {text}");
+    assert!(
+        text.ends_with(r#""text":"\q"}]}}"#),
+        "the line is shown: {text}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
     // The server goes on; the line without an id is named when it ends.
-    assert_eq!(client.call_tool("ok", json!({})).await.unwrap().text_content(), "ok");
+    assert_eq!(
+        client
+            .call_tool("ok", json!({}))
+            .await
+            .unwrap()
+            .text_content(),
+        "ok"
+    );
     let text = dies(&client, "exit").await;
     assert!(
         text.contains(

@@ -338,5 +338,8 @@ async fn a_string_cut_mid_emoji_is_answered_and_a_body_that_does_not_decode_gets
     assert_eq!(r.status(), StatusCode::BAD_REQUEST);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], -32700, "{body}");
-    assert_eq!(body["id"], 4, "the request's id, though it does not decode: {body}");
+    assert_eq!(
+        body["id"], 4,
+        "the request's id, though it does not decode: {body}"
+    );
 }

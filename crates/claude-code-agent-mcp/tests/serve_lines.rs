@@ -190,11 +190,15 @@ async fn a_request_that_does_not_decode_is_answered_with_its_id() {
     assert_eq!(error_code(&reply), -32700, "{reply}");
     assert_eq!(reply["id"], "r-8", "{reply}");
     assert!(
-        reply["error"]["message"].as_str().unwrap().contains("invalid escape"),
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid escape"),
         "{reply}"
     );
     // A response's id is the server's own: not used for the complaint.
-    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":NaN}}\n").await;
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":NaN}}\n")
+        .await;
     let reply = s.reply().await;
     assert_eq!(error_code(&reply), -32700, "{reply}");
     assert_eq!(reply["id"], Value::Null, "{reply}");

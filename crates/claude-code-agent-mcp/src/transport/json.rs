@@ -314,5 +314,8 @@ impl<'a> Scan<'a> {
     }
 }
 
+#[cfg(any(test, feature = "__fuzz"))]
+#[doc(hidden)]
+pub mod fuzz;
 #[cfg(test)]
 mod tests;

@@ -277,7 +277,8 @@ fn respond(
                 "200 OK",
                 "content-type: text/event-stream\r\nconnection: close\r\n",
             )?;
-            let bad = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":NaN}}"#;
+            let bad =
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":NaN}}"#;
             write!(out, "data: {bad}\n\n")?;
             Ok(Then::Close)
         }
@@ -305,5 +306,7 @@ fn respond(
 
 /// A result whose text is `ab` and half an emoji, as JavaScript writes it.
 fn cut_emoji(id: &Value) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"ab\ud83d"}}]}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"ab\ud83d"}}]}}}}"#
+    )
 }

@@ -96,9 +96,12 @@ pub fn server() -> Server {
                 .timeout(Duration::from_millis(300))
                 .reset_timeout_on_progress(Duration::from_secs(2)),
         )
-        .tool(Tool::raw("echo", "Says its text back", object(), |v: Value| async move {
-            v["text"].as_str().unwrap_or_default().to_owned()
-        }))
+        .tool(Tool::raw(
+            "echo",
+            "Says its text back",
+            object(),
+            |v: Value| async move { v["text"].as_str().unwrap_or_default().to_owned() },
+        ))
         .tool(Tool::raw("map", "A map", object(), |_: Value| async {
             json!({"name": "Alice", "id": 7})
         }))

@@ -297,10 +297,11 @@ impl Incoming {
         if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
             return Ok(Self::ControlRequest(request));
         }
-        let value: Value = crate::mcp::transport::json::from_slice(line).map_err(|e| crate::Error::Protocol {
-            message: format!("the CLI wrote a line that is not JSON ({e})"),
-            line: String::from_utf8_lossy(line).into_owned(),
-        })?;
+        let value: Value =
+            crate::mcp::transport::json::from_slice(line).map_err(|e| crate::Error::Protocol {
+                message: format!("the CLI wrote a line that is not JSON ({e})"),
+                line: String::from_utf8_lossy(line).into_owned(),
+            })?;
         Ok(Self::from_value(value))
     }
 
@@ -393,11 +394,9 @@ mod tests {
         else {
             panic!("not a tool call");
         };
-        assert_eq!(
-            request.message["params"]["arguments"]["text"],
-            "ab\u{FFFD}"
-        );
-        let text = br#"{"type":"assistant","message":{"content":[{"type":"text","text":"\udc00x"}]}}"#;
+        assert_eq!(request.message["params"]["arguments"]["text"], "ab\u{FFFD}");
+        let text =
+            br#"{"type":"assistant","message":{"content":[{"type":"text","text":"\udc00x"}]}}"#;
         let message = crate::Message::from_slice(text).unwrap();
         assert_eq!(
             message.to_value()["message"]["content"][0]["text"],

@@ -2,11 +2,10 @@
 //! property tests over strings cut at every UTF-16 code unit, encoded as
 //! JavaScript's `JSON.stringify` and Python's `json.dumps` encode them.
 
-use std::fmt::Write as _;
-
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+use super::fuzz::{check_cut, check_text, js_stringify, py_dumps};
 use super::*;
 use crate::transport::{Parsed, parse_line};
 
@@ -27,7 +26,11 @@ fn lone_surrogates_decode_to_the_replacement_character() {
     );
     assert_eq!(s(r#""\ud83d\n""#), "\u{FFFD}\n", "a lead before an escape");
     assert_eq!(s(r#""\ud83d\u0041""#), "\u{FFFD}A");
-    assert_eq!(s(r#""\ude00\ud83d""#), "\u{FFFD}\u{FFFD}", "a pair backwards");
+    assert_eq!(
+        s(r#""\ude00\ud83d""#),
+        "\u{FFFD}\u{FFFD}",
+        "a pair backwards"
+    );
     assert_eq!(
         from_str::<Value>(r#"{"a":["\ud83d",{"\udc00":1}]}"#).unwrap(),
         json!({"a": ["\u{FFFD}", {"\u{FFFD}": 1}]})
@@ -36,7 +39,11 @@ fn lone_surrogates_decode_to_the_replacement_character() {
 
 #[test]
 fn escaped_backslashes_are_not_escapes() {
-    assert_eq!(repair_lone_surrogates(b"\\"), None, "a backslash at the end");
+    assert_eq!(
+        repair_lone_surrogates(b"\\"),
+        None,
+        "a backslash at the end"
+    );
     assert_eq!(repair_lone_surrogates(b"\\ud8"), None, "a cut escape");
     assert_eq!(s(r#""\\ud83d""#), "\\ud83d");
     assert_eq!(s(r#""\\\ud83d""#), "\\\u{FFFD}");
@@ -66,7 +73,9 @@ fn other_errors_are_still_errors() {
 fn envelopes_are_read_from_text_that_does_not_decode() {
     let read = |t: &str| envelope(t.as_bytes());
     // The TypeScript SDK writes `id` after `params`; a value broken before it.
-    let e = read(r#"{"method":"tools/call","params":{"a":NaN,"id":9,"s":"x\"}"},"jsonrpc":"2.0","id":4}"#);
+    let e = read(
+        r#"{"method":"tools/call","params":{"a":NaN,"id":9,"s":"x\"}"},"jsonrpc":"2.0","id":4}"#,
+    );
     assert_eq!(e.id, Some(json!(4)));
     assert!(e.method && !e.answer);
     assert_eq!(e.request_id(), Some(&json!(4)));
@@ -94,50 +103,6 @@ fn envelopes_are_read_from_text_that_does_not_decode() {
     );
 }
 
-/// A string as JavaScript's `JSON.stringify` writes it: lone surrogates
-/// (and control characters) as lowercase `\u` escapes, everything else
-/// as itself, in UTF-8.
-fn js_stringify(units: &[u16]) -> String {
-    let mut out = String::from("\"");
-    for c in char::decode_utf16(units.iter().copied()) {
-        match c {
-            Ok('"') => out.push_str("\\\""),
-            Ok('\\') => out.push_str("\\\\"),
-            Ok('\u{8}') => out.push_str("\\b"),
-            Ok('\u{c}') => out.push_str("\\f"),
-            Ok('\n') => out.push_str("\\n"),
-            Ok('\r') => out.push_str("\\r"),
-            Ok('\t') => out.push_str("\\t"),
-            Ok(c) if c < ' ' => write!(out, "\\u{:04x}", c as u32).unwrap(),
-            Ok(c) => out.push(c),
-            Err(e) => write!(out, "\\u{:04x}", e.unpaired_surrogate()).unwrap(),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A string as Python's `json.dumps` writes it (`ensure_ascii`, the
-/// default): everything outside ASCII as `\u` escapes of UTF-16 units.
-fn py_dumps(units: &[u16]) -> String {
-    let mut out = String::from("\"");
-    for &u in units {
-        match u {
-            0x22 => out.push_str("\\\""),
-            0x5C => out.push_str("\\\\"),
-            0x0A => out.push_str("\\n"),
-            0x0D => out.push_str("\\r"),
-            0x09 => out.push_str("\\t"),
-            0x08 => out.push_str("\\b"),
-            0x0C => out.push_str("\\f"),
-            0x20..=0x7E => out.push(char::from(u as u8)),
-            _ => write!(out, "\\u{u:04x}").unwrap(),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// Text with multi-byte characters, emoji (with modifiers and joiners),
 /// quotes, backslashes and text that looks like escapes.
 fn text() -> impl Strategy<Value = String> {
@@ -163,6 +128,28 @@ fn text() -> impl Strategy<Value = String> {
     ];
     prop::collection::vec(piece, 0..12).prop_map(|pieces| pieces.concat())
 }
+
+/// What the bytes of `any_bytes_are_decoded_as_the_fuzz_target_checks`
+/// are made of.
+const PIECES: &[&[u8]] = &[
+    b"\\ud83d",
+    b"\\uDE00",
+    b"\\udbff\\udfff",
+    b"\\\\",
+    b"\\u",
+    b"\\n",
+    b"\\",
+    b"d8",
+    b"\"",
+    b"{",
+    b"}",
+    b"[",
+    b":",
+    b",",
+    b"1",
+    b"x",
+    b"\xff",
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
@@ -195,19 +182,27 @@ proptest! {
         }
     }
 
-    /// Any bytes: no panic, the length kept, only surrogate escapes
-    /// changed; the envelope is read without a panic.
+    /// Any bytes (rich in escapes and quotes): the checks of the fuzz
+    /// target ([`check_text`]).
     #[test]
-    fn any_bytes_are_safe(bytes in prop::collection::vec(prop_oneof![
-        Just(b'\\'), Just(b'u'), Just(b'd'), Just(b'8'), Just(b'"'), Just(b'{'), Just(b'}'),
-        Just(b':'), Just(b','), any::<u8>(),
-    ], 0..64)) {
-        if let Some(repaired) = repair_lone_surrogates(&bytes) {
-            prop_assert_eq!(repaired.len(), bytes.len());
-            prop_assert_ne!(&repaired, &bytes);
-        }
-        let _ = envelope(&bytes);
-        let _ = from_slice::<Value>(&bytes);
+    fn any_bytes_are_decoded_as_the_fuzz_target_checks(
+        pieces in prop::collection::vec(prop::sample::select(PIECES), 0..24),
+    ) {
+        let bytes = pieces.concat();
+        check_text(&bytes);
+        let mut quoted = b"\"".to_vec();
+        quoted.extend_from_slice(&bytes);
+        quoted.push(b'"');
+        check_text(&quoted);
+    }
+
+    /// Any JavaScript string, lone surrogates included, cut anywhere
+    /// ([`check_cut`]).
+    #[test]
+    fn any_js_string_cut_anywhere(units in prop::collection::vec(prop_oneof![
+        0xD800u16..0xE000, 0u16..0x80, any::<u16>(),
+    ], 0..24)) {
+        check_cut(&units);
     }
 
     /// Text `serde_json` writes never needs repair.

@@ -149,11 +149,15 @@ fn parsing_policies() {
     // Straight from the line into the type; lone surrogates decode.
     assert_eq!(
         value(parse_object::<Msg>(br#"{"type":"ok"}"#)),
-        Some(Msg { r#type: "ok".into() })
+        Some(Msg {
+            r#type: "ok".into()
+        })
     );
     assert_eq!(
         value(parse_object::<Msg>(br#" {"type":"o\ud83d"}"#)),
-        Some(Msg { r#type: "o\u{FFFD}".into() })
+        Some(Msg {
+            r#type: "o\u{FFFD}".into()
+        })
     );
     assert!(matches!(
         parse_object::<Msg>(br#"{"type":1}"#),

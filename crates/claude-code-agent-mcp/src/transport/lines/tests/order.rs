@@ -63,7 +63,11 @@ fn frames(writes: &Writes) -> Vec<Vec<u64>> {
         .map(|w| {
             String::from_utf8_lossy(w)
                 .lines()
-                .map(|l| serde_json::from_str::<Value>(l).unwrap()["n"].as_u64().unwrap())
+                .map(|l| {
+                    serde_json::from_str::<Value>(l).unwrap()["n"]
+                        .as_u64()
+                        .unwrap()
+                })
                 .collect()
         })
         .collect()

@@ -105,7 +105,10 @@ pub(super) async fn settle(probe: &UnreadProbe) {
         }
         let waited = start.elapsed();
         if waited >= SETTLE_CAP {
-            tracing::trace!(?waited, "NDJSON writer: the peer has not read the notices; writing the answer anyway");
+            tracing::trace!(
+                ?waited,
+                "NDJSON writer: the peer has not read the notices; writing the answer anyway"
+            );
             return;
         }
         if waited < SPIN {
