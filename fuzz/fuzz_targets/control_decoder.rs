@@ -2,7 +2,8 @@
 //! and the typed decoders under them, on arbitrary bytes (mode byte even) and
 //! on structured JSON built from the bytes (mode byte odd).
 //!
-//! Checked: no panic; a line is decoded exactly when it is JSON; decoding
+//! Checked: no panic; a line is decoded exactly when it is JSON (lone
+//! surrogate escapes allowed, as JavaScript writes them); decoding
 //! then encoding gives back an equal value — exactly, except that a float
 //! with an integral value (`1.0`) in a field typed as a number comes back as
 //! the integer (`1`), as JavaScript writes it.
@@ -30,7 +31,9 @@ fuzz_target!(|input: &[u8]| {
 });
 
 fn raw(line: &[u8]) {
-    let parsed = serde_json::from_slice::<Value>(line);
+    // JSON as the CLI writes it: lone surrogate escapes (a string cut
+    // mid-emoji) are U+FFFD (checked on their own by `lenient_json`).
+    let parsed = claude_code_agent_mcp::transport::json::from_slice::<Value>(line);
     match Incoming::from_slice(line) {
         Ok(incoming) => {
             let v = parsed.expect("decoded a line serde_json rejects");

@@ -427,7 +427,9 @@ fuzz_target!(|input: &[u8]| {
     let mut batch = Vec::new();
     if input.first() == Some(&b'{') {
         let lines = input.split(|&b| b == b'\n');
-        let values = lines.filter_map(|l| serde_json::from_slice::<Value>(l).ok());
+        // As the transports decode them (lone surrogates as U+FFFD).
+        let values = lines
+            .filter_map(|l| claude_code_agent_mcp::transport::json::from_slice::<Value>(l).ok());
         batch.extend(values.take(12).enumerate().map(|(i, v)| (i as u64, v)));
         u = Unstructured::new(&[]);
     }

@@ -1,7 +1,8 @@
 //! The Streamable HTTP client against a server that misbehaves after a
 //! normal handshake: streams cut mid-event, half events, stalls before and
 //! after the headers, an answer followed by a stall, and messages over the
-//! cap (and one that stalls in the handshake itself). Each fault fails only its own request, clearly and in bounded
+//! cap (and one that stalls in the handshake itself), events that are not
+//! JSON. Each fault fails only its own request, clearly and in bounded
 //! time; the client works afterwards; and once it is gone no task of its
 //! is left on the runtime.
 #![cfg(feature = "http-client")]
@@ -217,4 +218,48 @@ async fn a_stall_on_notifications_initialized_fails_connect_in_time() {
     );
     assert!(took < Duration::from_secs(2), "{took:?}");
     tasks.settled("stalled handshake").await;
+}
+
+#[tokio::test]
+async fn an_sse_event_that_is_not_json_fails_its_call_saying_so() {
+    let server = FaultServer::start();
+    let tasks = Baseline::now();
+    let client = connect(&server, Duration::from_secs(10)).await;
+    // The response itself (no method): the call fails at once, naming it,
+    // though the stream stays open.
+    let (e, took) = fails(&client, "bad_event").await;
+    assert!(e.is_invalid_response(), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.contains(": an SSE event is not valid JSON (expected ident at line 1 column "),
+        "{text}"
+    );
+    assert!(text.ends_with(r#""result":{"isError":tru}}"#), "{text}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // A notification that is not JSON, then the end: the end is blamed,
+    // and the event named.
+    let (e, _) = fails(&client, "bad_note").await;
+    let text = e.to_string();
+    assert!(
+        text.contains("the SSE stream ended (after a message it could not read: HTTP ")
+            && text.contains(r#"an SSE event is not valid JSON (expected value at line 1 column "#)
+            && text.contains(r#"): {"jsonrpc":"2.0","method":"notifications/progress""#)
+            && text.ends_with("before the response, with no event id to resume from"),
+        "{text}"
+    );
+    still_works(&client).await;
+    client.close().await.unwrap();
+    drop(client);
+    tasks.settled("bad events").await;
+}
+
+#[tokio::test]
+async fn a_string_cut_mid_emoji_is_read_as_the_replacement_character() {
+    let server = FaultServer::start();
+    let client = connect(&server, Duration::from_secs(10)).await;
+    for tool in ["cut_emoji", "cut_emoji_sse"] {
+        let (result, _) = bounded(client.call_tool(tool, json!({}))).await;
+        assert_eq!(result.unwrap().text_content(), "ab\u{FFFD}", "{tool}");
+    }
+    client.close().await.unwrap();
 }

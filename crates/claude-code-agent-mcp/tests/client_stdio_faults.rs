@@ -4,7 +4,10 @@
 //! behind that hold its stdout open. The call fails at once (not at its
 //! timeout) with a `Closed` error saying how the server ended; the child
 //! is reaped while the client still exists; later calls fail fast; and
-//! once the client is gone no task of its is left on the runtime.
+//! once the client is gone no task of its is left on the runtime. And
+//! what the server writes that does not decode: a string cut mid-emoji is
+//! read as U+FFFD; an answer that is not JSON fails its call at once,
+//! saying so; a line that shows no id is named when the server ends.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -178,4 +181,50 @@ async fn leftovers_holding_stdout_do_not_keep_the_call_waiting() {
     assert!(!gone(outside, true));
     // SAFETY: a plain kill of the helper this test had started.
     unsafe { libc::kill(outside as i32, libc::SIGKILL) };
+}
+
+#[tokio::test]
+async fn a_string_cut_mid_emoji_is_read_as_the_replacement_character() {
+    let (client, _, _) = connect().await;
+    let (result, _) = bounded(client.call_tool("cut", json!({}))).await;
+    assert_eq!(result.unwrap().text_content(), "ab\u{FFFD}");
+    client.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_fails_its_call_at_once_saying_so() {
+    let tasks = Baseline::now();
+    let (client, pid, _) = connect().await;
+    let (result, took) = bounded(client.call_tool("broken", json!({}))).await;
+    let e = result.unwrap_err();
+    assert!(e.is_invalid_response(), "{e:?}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with("a line on the MCP server's stdout is not valid JSON (invalid escape"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(r#""text":"\q"}]}}"#),
+        "the line is shown: {text}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // The server goes on; the line without an id is named when it ends.
+    assert_eq!(
+        client
+            .call_tool("ok", json!({}))
+            .await
+            .unwrap()
+            .text_content(),
+        "ok"
+    );
+    let text = dies(&client, "exit").await;
+    assert!(
+        text.contains(
+            "before that it wrote 1 line that could not be read, the last: a line on the MCP server's stdout is not valid JSON (expected ident at line 1 column 2): not json at all"
+        ),
+        "{text}"
+    );
+    dead_and_reaped(&client, pid, "exit status: 3").await;
+    drop(client);
+    tasks.settled("broken").await;
 }

@@ -1,5 +1,6 @@
 //! The Streamable HTTP service over real sockets on 127.0.0.1: sessions,
-//! SSE, server→client requests, the GET stream, and the security checks.
+//! SSE, server→client requests, the GET stream, the security checks, and
+//! bodies as JavaScript clients write them.
 #![cfg(feature = "http-server")]
 
 #[path = "support/http_session.rs"]
@@ -37,6 +38,12 @@ async fn start(config: StreamableHttpConfig) -> Running {
                     "done"
                 },
             )
+            .input_schema(json!({"type":"object"})),
+        )
+        .tool(
+            Tool::new("echo", "says `text` back", |v: Value| async move {
+                v["text"].as_str().unwrap_or_default().to_owned()
+            })
             .input_schema(json!({"type":"object"})),
         )
         .tool(
@@ -131,7 +138,7 @@ async fn sessions_json_and_sse_answers_and_delete() {
     let r = t.post(Some(&sid), &list).send().await.unwrap();
     assert_eq!(r.headers()["content-type"], "application/json");
     let body: Value = r.json().await.unwrap();
-    assert_eq!(body["result"]["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(body["result"]["tools"].as_array().unwrap().len(), 3);
 
     // tools/call is answered with SSE: priming event, progress, log, result.
     let call = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work","arguments":{},"_meta":{"progressToken":"p"}}});
@@ -300,4 +307,40 @@ async fn malformed_and_forbidden_requests_get_clear_errors() {
         .await
         .unwrap();
     assert_eq!(r, json!({"jsonrpc":"2.0","id":1,"result":{}}));
+}
+
+#[tokio::test]
+async fn a_string_cut_mid_emoji_is_answered_and_a_body_that_does_not_decode_gets_its_id() {
+    let t = start(StreamableHttpConfig::default()).await;
+    let sid = t.initialize().await;
+    let raw = |body: &'static str| {
+        t.http
+            .post(&t.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .header("mcp-session-id", &sid)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body)
+    };
+    // As JSON.stringify writes "ab😀".slice(0, 3).
+    let r = raw(r#"{"method":"tools/call","params":{"name":"echo","arguments":{"text":"ab\ud83d"}},"jsonrpc":"2.0","id":3}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["id"], 3, "{body}");
+    assert_eq!(body["result"]["content"][0]["text"], "ab\u{FFFD}", "{body}");
+
+    let r = raw(r#"{"method":"tools/call","params":{"x":"\q"},"jsonrpc":"2.0","id":4}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+    assert_eq!(
+        body["id"], 4,
+        "the request's id, though it does not decode: {body}"
+    );
 }

@@ -133,20 +133,35 @@ fn check(report: &Value) {
 
     // Progress keeps `work` alive past 300 ms, and the 2 s cap still stops it.
     assert_eq!(text(&full["work_long"]), "12 steps", "{full}");
-    // The SDK handles a notification a microtask later than a response read
-    // in the same chunk, so the last report may reach it after the result
-    // and be dropped: at least 1…11 arrive.
-    let progress = full["work_long_progress"].as_array().unwrap();
-    assert!(progress.len() >= 11, "{progress:?}");
-    assert!(
-        progress.iter().enumerate().all(|(i, p)| p == &json!(i + 1)),
-        "{progress:?}"
+    // Every report arrives, the last one too (see `ticks` below).
+    assert_eq!(
+        full["work_long_progress"],
+        json!((1..=12).collect::<Vec<_>>()),
+        "{full}"
     );
     assert!(full["work_long_ms"].as_u64().unwrap() >= 1200, "{full}");
     assert_eq!(full["work_forever"]["result"]["isError"], true, "{full}");
     assert!(text(&full["work_forever"]).contains("cap of 2s"), "{full}");
     let ms = full["work_forever_ms"].as_u64().unwrap();
     assert!((2000..5000).contains(&ms), "{ms} ms");
+
+    // Every call saw all its progress reports: none was read in one chunk
+    // with the answer (which the SDK would handle first).
+    let ticks = full["ticks"].as_array().unwrap();
+    assert_eq!(ticks.len(), 30, "{full}");
+    let complete = ticks
+        .iter()
+        .filter(|t| t["seen"] == json!([1, 2, 3, 4, 5]))
+        .count();
+    assert_eq!(
+        complete, 30,
+        "calls with all 5 reports: {complete} of 30: {ticks:?}; the SDK's errors: {}",
+        full["ticks_errors"]
+    );
+    assert!(ticks.iter().all(|t| t["answer"] == "5 steps"), "{ticks:?}");
+
+    // A lone surrogate (an emoji cut in two) decodes to U+FFFD.
+    assert_eq!(text(&full["cut_emoji"]), "ab\u{FFFD}", "{full}");
 
     // What handlers return.
     assert_eq!(

@@ -1,6 +1,7 @@
 //! Serving over NDJSON (`serve_lines`, what `serve_stdio` runs) facing bad
 //! input: garbage, a line over the cap, blank lines, a truncated last line,
-//! input that ends while a call runs.
+//! input that ends while a call runs, a string cut mid-emoji, a request that
+//! does not decode but shows its id.
 
 mod common;
 
@@ -22,6 +23,12 @@ fn server() -> Server {
                 format!("slept {ms}")
             })
             .input_schema(json!({"type":"object","properties":{"ms":{"type":"integer"}}})),
+        )
+        .tool(
+            Tool::new("echo", "says `text` back", |v: Value| async move {
+                v["text"].as_str().unwrap_or_default().to_owned()
+            })
+            .input_schema(json!({"type":"object","properties":{"text":{"type":"string"}}})),
         )
         .build()
 }
@@ -154,4 +161,44 @@ async fn a_slow_call_does_not_hold_up_ping_and_cancellation_ends_it() {
     assert_eq!(rest[0]["id"], 5);
     assert_eq!(result(&rest[0])["isError"], true);
     assert!(text(result(&rest[0])).contains("cancelled"), "{rest:?}");
+}
+
+#[tokio::test]
+async fn a_string_cut_mid_emoji_reaches_the_tool_as_the_replacement_character() {
+    let mut s = serve();
+    // As JSON.stringify writes "ab😀".slice(0, 3), id last as the
+    // TypeScript SDK puts it.
+    s.send(
+        br#"{"method":"tools/call","params":{"name":"echo","arguments":{"text":"ab\ud83d"}},"jsonrpc":"2.0","id":7}"#,
+    )
+    .await;
+    s.send(b"\n").await;
+    let reply = s.reply().await;
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(text(result(&reply)), "ab\u{FFFD}");
+    assert!(s.end().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_request_that_does_not_decode_is_answered_with_its_id() {
+    let mut s = serve();
+    s.send(b"{\"method\":\"tools/call\",\"params\":{\"x\":\"\\q\"},\"jsonrpc\":\"2.0\",\"id\":\"r-8\"}\n")
+        .await;
+    let reply = s.reply().await;
+    assert_eq!(error_code(&reply), -32700, "{reply}");
+    assert_eq!(reply["id"], "r-8", "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("invalid escape"),
+        "{reply}"
+    );
+    // A response's id is the server's own: not used for the complaint.
+    s.send(b"{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"x\":NaN}}\n")
+        .await;
+    let reply = s.reply().await;
+    assert_eq!(error_code(&reply), -32700, "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert!(s.end().await.is_empty());
 }

@@ -28,7 +28,7 @@ impl Answer {
     pub(crate) fn into_value(self) -> Result<Value, Error> {
         match self {
             Self::Value(value) => Ok(value),
-            Self::Text(text) => serde_json::from_str(text.get())
+            Self::Text(text) => crate::transport::json::from_str(text.get())
                 .map_err(|e| Error::invalid_response("unusable result").with_source(e)),
         }
     }
@@ -37,7 +37,9 @@ impl Answer {
     pub(crate) fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, Error> {
         match self {
             Self::Value(value) => serde_json::from_value(value),
-            Self::Text(text) => serde_json::from_str(text.get()),
+            // Lone surrogates pass the fast path's scan (it reads the
+            // result as raw text) and decode here.
+            Self::Text(text) => crate::transport::json::from_str(text.get()),
         }
         .map_err(|e| Error::invalid_response(format!("{method}: unusable result")).with_source(e))
     }

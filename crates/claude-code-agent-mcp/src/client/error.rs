@@ -223,6 +223,18 @@ impl Error {
     pub fn is_refused(&self) -> bool {
         self.kind() == ErrorKind::Refused
     }
+
+    /// A message from the server that does not decode (`what` says where it
+    /// came from: "a line on the MCP server's stdout", "an SSE event from
+    /// …"): says so and shows the start of the text (at most
+    /// [`EXCERPT_BYTES`]); serde's error is the source.
+    pub(crate) fn undecodable(what: &str, text: &[u8], error: serde_json::Error) -> Self {
+        Self::invalid_response(format!(
+            "{what} is not valid JSON: {}",
+            crate::transport::lines::preview(text.trim_ascii(), EXCERPT_BYTES)
+        ))
+        .with_source(error)
+    }
 }
 
 impl From<ErrorObject> for Error {
@@ -300,6 +312,9 @@ pub(crate) fn error_chain(e: &dyn StdError) -> String {
     }
     text
 }
+
+/// How much of a message that does not decode an error shows.
+pub(crate) const EXCERPT_BYTES: usize = 200;
 
 /// Reads the outcome of a response: its `result`, or the error it carries.
 ///

@@ -68,8 +68,10 @@ impl Inbox {
     /// does, for less. A successful response's `result` is not parsed
     /// here but kept as text, and decoded once, into the type the request
     /// wants (a [`CallToolResult`](crate::types::CallToolResult), say);
-    /// anything else is parsed into a [`Value`] and delivered. Text that
-    /// is not JSON is the parser's error, and nothing is delivered.
+    /// anything else is parsed into a [`Value`] and delivered. Lone
+    /// surrogate escapes decode to U+FFFD ([`json`](crate::transport::json)).
+    /// Text that is not JSON is the parser's error, and nothing is
+    /// delivered.
     pub fn deliver_text(&self, text: &[u8]) -> Result<(), serde_json::Error> {
         if let Some((id, result)) = response_text(text) {
             (self.sink)(TransportEvent::Result {
@@ -78,7 +80,7 @@ impl Inbox {
             });
             return Ok(());
         }
-        self.deliver(serde_json::from_slice(text)?);
+        self.deliver(crate::transport::json::from_slice(text)?);
         Ok(())
     }
 

@@ -146,12 +146,16 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
             "Not Acceptable: accept application/json or text/event-stream",
         );
     }
-    let message: Value = match serde_json::from_slice(&body) {
+    // Lone surrogate escapes (a string cut mid-emoji by a JavaScript or
+    // Python client) decode to U+FFFD; a body that does not decode is
+    // answered with the request's id when it shows one.
+    let message: Value = match crate::transport::json::from_slice(&body) {
         Ok(m) => m,
         Err(e) => {
+            let envelope = crate::transport::json::envelope(&body);
             return error(
                 StatusCode::BAD_REQUEST,
-                &Value::Null,
+                envelope.request_id().unwrap_or(&Value::Null),
                 jsonrpc::PARSE_ERROR,
                 format!("Parse error: {e}"),
             );

@@ -7,8 +7,9 @@
 //!
 //! The reader hands out each line as a `&[u8]` borrowed from its buffer
 //! (valid until the next call), so a message is parsed straight from the
-//! bytes that were read ([`parse_line`], [`parse_object`]); nothing is
-//! copied and no buffer is zero-filled. The writer serializes into a shared
+//! bytes that were read ([`parse_line`], [`parse_object`], leniently as
+//! [`json`](super::json) says); nothing is copied and no buffer is
+//! zero-filled. The writer serializes into a shared
 //! buffer and writes everything queued with one `write` call, so
 //! concurrent senders share system calls.
 //!
@@ -34,7 +35,7 @@
 use std::fmt;
 use std::io;
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 #[cfg(any(test, feature = "__fuzz"))]
@@ -44,7 +45,9 @@ pub mod fuzz;
 mod tests;
 mod writer;
 
-pub use writer::{DEFAULT_WRITE_BUFFER_BYTES, LineWriter, SendError};
+pub use writer::{
+    DEFAULT_WRITE_BUFFER_BYTES, LineWriter, Order, SETTLE_CAP, SendError, UnreadProbe, unread_probe,
+};
 
 /// The default cap on one line (a JSON-RPC message): 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -355,13 +358,15 @@ pub enum Parsed<T> {
 }
 
 /// Parses a line (from [`LineReader`]) as one JSON value of type `T`,
-/// borrowing from the line where `T` can.
-pub fn parse_line<'de, T: Deserialize<'de>>(line: &'de [u8]) -> Parsed<T> {
+/// straight from the line's bytes; lone surrogate escapes, which
+/// JavaScript and Python peers write for a string cut mid-emoji, decode
+/// to U+FFFD ([`json::from_slice`](super::json::from_slice)).
+pub fn parse_line<T: DeserializeOwned>(line: &[u8]) -> Parsed<T> {
     let line = line.trim_ascii();
     if line.is_empty() {
         return Parsed::Blank;
     }
-    match serde_json::from_slice::<T>(line) {
+    match super::json::from_slice::<T>(line) {
         Ok(value) => Parsed::Value(value),
         Err(e) if e.classify() == serde_json::error::Category::Data => Parsed::Mismatch(e),
         Err(e) => Parsed::Invalid(Some(e)),
@@ -371,7 +376,7 @@ pub fn parse_line<'de, T: Deserialize<'de>>(line: &'de [u8]) -> Parsed<T> {
 /// [`parse_line`] for peers that only ever send JSON objects (the Claude
 /// Code CLI): a line that does not start with `{` is [`Parsed::Invalid`]
 /// without being parsed (diagnostics such as `[SandboxDebug] …`).
-pub fn parse_object<'de, T: Deserialize<'de>>(line: &'de [u8]) -> Parsed<T> {
+pub fn parse_object<T: DeserializeOwned>(line: &[u8]) -> Parsed<T> {
     match line.trim_ascii().first() {
         None => Parsed::Blank,
         Some(b'{') => parse_line(line),
@@ -391,18 +396,9 @@ pub fn preview(line: &[u8], max: usize) -> String {
 }
 
 /// The id of a JSON-RPC message, read from the first bytes of its text
-/// (for a message too long to parse, [`Line::TooLong`]): `"id":` followed
-/// by a number or a string at the top level, as peers usually write it.
+/// (for a message too long to parse, [`Line::TooLong`]): its top-level
+/// `"id"`, when the head holds it whole ([`json::envelope`](super::json::envelope),
+/// which also says whether it is a request or a response).
 pub fn id_from_head(head: &[u8]) -> Option<serde_json::Value> {
-    let text = String::from_utf8_lossy(head);
-    let at = text.find("\"id\"")?;
-    let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
-    if let Some(s) = rest.strip_prefix('"') {
-        let end = s.find('"')?;
-        return Some(serde_json::Value::String(s[..end].to_owned()));
-    }
-    let end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
-        .unwrap_or(rest.len());
-    rest[..end].parse::<i64>().ok().map(Into::into)
+    super::json::envelope(head).id
 }

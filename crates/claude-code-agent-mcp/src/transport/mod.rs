@@ -1,6 +1,9 @@
 //! What every transport shares: NDJSON framing, child processes, the
 //! table of requests in flight, and the `x-mcp-header` rules.
 //!
+//! * [`json`] — JSON read as JavaScript and Python peers write it (lone
+//!   surrogate escapes decode to U+FFFD), and the envelope of a message
+//!   that does not decode; every transport decodes through it.
 //! * [`lines`] — [`LineReader`] and [`LineWriter`]: bounded,
 //!   cancellation-safe NDJSON, for the stdio client, [`serve_lines`] and
 //!   the Claude Code SDK's pipes to the CLI.
@@ -17,6 +20,7 @@
 //!   peer's requests we are answering, by id, under one lock. Used by the
 //!   MCP client, the MCP server's sessions and the Claude Code SDK's
 //!   control channel.
+pub mod json;
 pub mod lines;
 pub mod mcp_headers;
 pub mod process;
@@ -24,8 +28,8 @@ mod requests;
 mod stdio;
 
 pub use lines::{
-    DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Parsed,
-    SendError, parse_line, parse_object,
+    DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
+    Parsed, SendError, parse_line, parse_object,
 };
 pub use process::{Process, ProcessGroup, ProcessWatch, ShutdownTimeouts, StderrCallback, spawn};
 pub use requests::{RegisterError, RequestTable};

@@ -131,6 +131,24 @@ async function full() {
   report.work_forever = await call("work", { steps: 0 }, { onprogress: () => {} });
   report.work_forever_ms = Date.now() - started;
 
+  // Every report of a call before its answer: 30 calls of 5 reports 10 ms
+  // apart, the last one just before the answer. The SDK handles a response
+  // at once but a notification a microtask later, so a report read in the
+  // same chunk as the answer comes too late (the SDK logs an error).
+  const errors = [];
+  client.onerror = (e) => errors.push(String(e?.message ?? e));
+  report.ticks = [];
+  for (let i = 0; i < 30; i++) {
+    const seen = [];
+    const r = await call("work", { steps: 5, every_ms: 10 }, { onprogress: (p) => seen.push(p.progress) });
+    report.ticks.push({ seen, answer: r.result?.content?.[0]?.text ?? r });
+  }
+  report.ticks_errors = errors;
+
+  // A string cut in the middle of an emoji: JSON.stringify writes the lone
+  // surrogate as "\ud83d", and the SDK's own servers accept it.
+  report.cut_emoji = await call("echo", { text: "ab\u{1F600}".slice(0, 3) });
+
   // What handlers return (the SDK checks structuredContent against the schema).
   report.map = await call("map");
   report.map_structured = await call("map_structured");

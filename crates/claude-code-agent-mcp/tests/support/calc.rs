@@ -24,7 +24,7 @@ pub struct Quotient {
 pub struct Steps {
     /// How many progress steps.
     pub steps: u32,
-    /// Milliseconds per step.
+    /// Milliseconds per step (0: none, not even a timer tick).
     pub ms: u64,
 }
 
@@ -68,7 +68,9 @@ pub fn calc_server() -> Server {
             "Report progress, then answer",
             |s: Steps, ctx: ToolContext| async move {
                 for i in 1..=s.steps {
-                    tokio::time::sleep(Duration::from_millis(s.ms)).await;
+                    if s.ms > 0 {
+                        tokio::time::sleep(Duration::from_millis(s.ms)).await;
+                    }
                     ctx.progress(f64::from(i), Some(f64::from(s.steps)), Some("working"));
                     ctx.log(LogLevel::Info, json!({"step": i}));
                 }

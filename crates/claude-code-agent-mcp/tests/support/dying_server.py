@@ -1,5 +1,8 @@
 """A stdio MCP server that answers the handshake, then dies in the middle
-of a `tools/call` in the way the tool's name says (`ok` just answers)."""
+of a `tools/call` in the way the tool's name says (`ok` just answers;
+`cut` answers with a string cut mid-emoji, which json.dumps writes as a
+lone surrogate escape; `broken` writes a line that is not JSON, then an
+answer that is not JSON either, and goes on)."""
 import json
 import os
 import signal
@@ -32,6 +35,12 @@ for line in sys.stdin.buffer:
         send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": method}})
     elif tool == "ok":
         result(id, {"content": [{"type": "text", "text": "ok"}]})
+    elif tool == "cut":
+        result(id, {"content": [{"type": "text", "text": "ab\ud83d"}]})
+    elif tool == "broken":
+        out.write(b"not json at all\n")
+        out.write(b'{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"\\q"}]}}\n' % id)
+        out.flush()
     elif tool == "exit":
         sys.stderr.write("giving up\n")
         sys.stderr.flush()

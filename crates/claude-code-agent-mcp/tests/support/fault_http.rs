@@ -123,7 +123,10 @@ fn head(out: &mut TcpStream, status: &str, headers: &str) -> std::io::Result<()>
 }
 
 fn json_reply(out: &mut TcpStream, body: &Value, extra: &str) -> std::io::Result<Then> {
-    let body = body.to_string();
+    json_text(out, &body.to_string(), extra)
+}
+
+fn json_text(out: &mut TcpStream, body: &str, extra: &str) -> std::io::Result<Then> {
     let headers = format!(
         "content-type: application/json\r\ncontent-length: {}\r\n{extra}",
         body.len()
@@ -171,7 +174,14 @@ fn endless(out: &mut TcpStream, chunked: bool) -> std::io::Result<Then> {
 /// * `big_sse`: SSE with one notification, then an endless `data:` line;
 /// * `big_json_declared`: a JSON body with a `Content-Length` of 1 GiB;
 /// * `big_json_chunked`: an endless chunked JSON body;
-/// * `big_error`: a 500 whose body has a `Content-Length` of 1 GiB.
+/// * `big_error`: a 500 whose body has a `Content-Length` of 1 GiB;
+/// * `bad_event`: SSE with one notification, then a response that is not
+///   JSON (`tru`), then nothing until the client hangs up;
+/// * `bad_note`: SSE (close-delimited) with a notification that is not
+///   JSON (`NaN`), then the connection is closed;
+/// * `cut_emoji`, `cut_emoji_sse`: the text `ab` and half an emoji, as
+///   `JSON.stringify` writes it (a lone surrogate escape), in a JSON body
+///   or an SSE event.
 fn respond(
     out: &mut TcpStream,
     reader: &mut BufReader<TcpStream>,
@@ -254,6 +264,31 @@ fn respond(
             head(out, "500 Internal Server Error", headers)?;
             endless(out, false)
         }
+        ("tools/call", "bad_event") => {
+            head(out, "200 OK", SSE_CHUNKED)?;
+            chunk(out, format!("data: {note}\n\n").as_bytes())?;
+            let bad = format!(r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"isError":tru}}}}"#);
+            chunk(out, format!("{bad}\n\n").as_bytes())?;
+            wait_for_close(reader)
+        }
+        ("tools/call", "bad_note") => {
+            head(
+                out,
+                "200 OK",
+                "content-type: text/event-stream\r\nconnection: close\r\n",
+            )?;
+            let bad =
+                r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":NaN}}"#;
+            write!(out, "data: {bad}\n\n")?;
+            Ok(Then::Close)
+        }
+        ("tools/call", "cut_emoji") => json_text(out, &cut_emoji(&id), ""),
+        ("tools/call", "cut_emoji_sse") => {
+            head(out, "200 OK", SSE_CHUNKED)?;
+            chunk(out, format!("data: {}\n\n", cut_emoji(&id)).as_bytes())?;
+            chunk(out, b"")?;
+            Ok(Then::KeepAlive)
+        }
         ("tools/call", "big_json_chunked") => {
             let headers = "content-type: application/json\r\ntransfer-encoding: chunked\r\n";
             head(out, "200 OK", headers)?;
@@ -267,4 +302,11 @@ fn respond(
             "",
         ),
     }
+}
+
+/// A result whose text is `ab` and half an emoji, as JavaScript writes it.
+fn cut_emoji(id: &Value) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"ab\ud83d"}}]}}}}"#
+    )
 }

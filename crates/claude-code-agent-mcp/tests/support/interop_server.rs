@@ -6,8 +6,10 @@
 //! * `sample` — asks the client for a completion of `text`; says what came
 //!   of it (`answered: …` or `refused: …`); `sample_briefly` is the same
 //!   with a 500 ms timeout;
-//! * `work` — `steps` progress reports 100 ms apart (`0`: forever), under a
-//!   300 ms timeout that progress restarts, capped at 2 s;
+//! * `work` — `steps` progress reports `every_ms` apart (default 100; `steps`
+//!   `0`: forever), under a 300 ms timeout that progress restarts, capped at
+//!   2 s; the last report is sent just before the answer;
+//! * `echo` — its `text` argument back, as the server decoded it;
 //! * `map`, `map_structured` (with an output schema), `parts` — a
 //!   `serde_json::Value` map as `Json`, the same with a schema, a list of
 //!   content parts as a `RawResult`;
@@ -55,9 +57,10 @@ async fn sample(v: Value, ctx: ToolContext) -> String {
 
 async fn work(v: Value, ctx: ToolContext) -> String {
     let steps = v["steps"].as_u64().unwrap_or(0);
+    let every = Duration::from_millis(v["every_ms"].as_u64().unwrap_or(100));
     let mut done = 0u64;
     while steps == 0 || done < steps {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(every).await;
         done += 1;
         ctx.progress(done as f64, (steps > 0).then_some(steps as f64), None);
     }
@@ -80,6 +83,12 @@ pub fn server() -> Server {
                 .input_schema(object())
                 .timeout(Duration::from_millis(300))
                 .reset_timeout_on_progress(Duration::from_secs(2)),
+        )
+        .tool(
+            Tool::new("echo", "Says its text back", |v: Value| async move {
+                v["text"].as_str().unwrap_or_default().to_owned()
+            })
+            .input_schema(object()),
         )
         .tool(
             Tool::new("map", "A map", |_: Value| async {

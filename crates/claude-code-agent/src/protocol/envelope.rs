@@ -291,13 +291,14 @@ impl Incoming {
         })
     }
 
-    /// Parses and classifies one line.
+    /// Parses and classifies one line (lone surrogate escapes, which the
+    /// CLI writes for a string cut mid-emoji, decode to U+FFFD).
     pub fn from_slice(line: &[u8]) -> crate::Result<Self> {
         if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
             return Ok(Self::ControlRequest(request));
         }
         let value: Value =
-            serde_json::from_slice(line).map_err(|source| crate::Error::Protocol {
+            crate::mcp::transport::json::from_slice(line).map_err(|source| crate::Error::Protocol {
                 message: "the CLI wrote a line that is not JSON".to_owned(),
                 line: String::from_utf8_lossy(line).into_owned(),
                 source,
@@ -380,5 +381,27 @@ mod tests {
             );
             assert_eq!(Incoming::from_slice(line).unwrap(), general(line));
         }
+    }
+
+    #[test]
+    fn a_string_the_cli_cut_mid_emoji_decodes_to_the_replacement_character() {
+        // JSON.stringify writes the half emoji as a lone surrogate escape.
+        let line = br#"{"type":"control_request","request_id":"r1","request":{"subtype":"mcp_message","server_name":"s","message":{"method":"tools/call","params":{"name":"echo","arguments":{"text":"ab\ud83d"}},"jsonrpc":"2.0","id":3}}}"#;
+        assert!(serde_json::from_slice::<Value>(line).is_err());
+        let Incoming::ControlRequest(ControlRequest {
+            request: CliRequest::McpMessage(request),
+            ..
+        }) = Incoming::from_slice(line).unwrap()
+        else {
+            panic!("not a tool call");
+        };
+        assert_eq!(request.message["params"]["arguments"]["text"], "ab\u{FFFD}");
+        let text =
+            br#"{"type":"assistant","message":{"content":[{"type":"text","text":"\udc00x"}]}}"#;
+        let message = crate::Message::from_slice(text).unwrap();
+        assert_eq!(
+            message.to_value()["message"]["content"][0]["text"],
+            "\u{FFFD}x"
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! (`add`: only the calculator's `add` in process, serially, `BENCH_CALLS`
 //! times — the loop to profile the in-process path with.)
 //! (`stdio` needs the `stdio_server` example built in the same profile:
-//! `cargo build --release -p claude-code-agent-mcp --example stdio_server`.)
+//! `cargo build --release -p claude-code-agent-mcp --example stdio_server`;
+//! it also measures calls that report progress before their answer.)
 //!
 //! `bench` is the client benchmark of `scripts/bench`, run the same way as
 //! the other clients (`bench/mcp_client.py`, `bench/rmcp-client`): in-process
@@ -36,8 +37,8 @@ mod calc;
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{
-    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
-    StdioTransport,
+    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, RequestOptions,
+    StdioOptions, StdioTransport,
 };
 use claude_code_agent_mcp::{Handler, RequestContext};
 use futures::StreamExt;
@@ -167,7 +168,44 @@ async fn stdio() {
             start.elapsed(),
         );
     }
+    stdio_progress(&client).await;
     client.close().await.unwrap();
+}
+
+/// Calls that report progress (and log) before their answer: `slow` with
+/// one step and no wait, each with a progress token of its own, serially
+/// and 16 in flight. What keeping an answer apart from its progress costs.
+async fn stdio_progress(client: &McpClient) {
+    let call = |client: McpClient, i: u64| async move {
+        let options = RequestOptions::new().progress_token(i);
+        let r = client
+            .call_tool_with("slow", json!({"steps": 1, "ms": 0}), options)
+            .await
+            .unwrap();
+        assert!(!r.is_error, "{}", r.text_content());
+    };
+    let n = 20_000u64;
+    let start = Instant::now();
+    for i in 0..n {
+        call(client.clone(), i).await;
+    }
+    report(
+        "stdio call_tool with progress (sequential)",
+        n,
+        start.elapsed(),
+    );
+    let n = 100_000u64;
+    let start = Instant::now();
+    futures::stream::iter(0..n)
+        .map(|i| call(client.clone(), n + i))
+        .buffer_unordered(16)
+        .for_each(|()| async {})
+        .await;
+    report(
+        "stdio call_tool with progress (16 in flight)",
+        n,
+        start.elapsed(),
+    );
 }
 
 /// `call_tool("add", {"a":1,"b":2})` for `seconds` with `in_flight` at once

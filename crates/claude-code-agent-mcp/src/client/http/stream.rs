@@ -18,6 +18,7 @@ use super::sse::{SseEvent, SseParser};
 use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock, post_headers};
 use crate::client::error::error_chain;
 use crate::client::{Error, SendOptions};
+use crate::transport::json::{self, envelope};
 
 /// The default wait before resuming a stream when the server gave no `retry:`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -178,9 +179,9 @@ pub(crate) async fn post_once(
             None => Ok(()),
         };
     }
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        Error::invalid_response(format!("HTTP POST {}: the body is not JSON", url(shared)))
-            .with_source(e)
+    let value: Value = json::from_slice(&bytes).map_err(|e| {
+        let what = format!("HTTP POST {}: the body of the answer", url(shared));
+        Error::undecodable(&what, &bytes, e)
     })?;
     sink(value);
     Ok(())
@@ -195,7 +196,7 @@ fn error_status(
     request_id: Option<Value>,
     sink: Sink<'_>,
 ) -> Result<(), Error> {
-    if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(text)
+    if let Ok(Value::Object(mut map)) = json::from_str::<Value>(text)
         && map.get("error").is_some_and(|e| !e.is_null())
         && let Some(id) = request_id
     {
@@ -213,21 +214,44 @@ fn error_status(
     )
 }
 
+/// An SSE event that does not decode: the error that names it, and what
+/// can be read of its envelope.
+struct Invalid {
+    error: Error,
+    /// It shows a `method`: a request or notification of the server's, not
+    /// a response.
+    from_server: bool,
+    /// The id of the response it seems to be.
+    response_id: Option<Value>,
+}
+
 /// Delivers one event; says whether it was the response to `request_id`.
-fn on_event(sink: Sink<'_>, event: &SseEvent, request_id: Option<&Value>) -> bool {
+fn on_event(
+    shared: &Shared,
+    sink: Sink<'_>,
+    event: &SseEvent,
+    request_id: Option<&Value>,
+) -> Result<bool, Invalid> {
     if event.data.trim().is_empty() {
-        return false;
+        return Ok(false);
     }
-    match serde_json::from_str::<Value>(&event.data) {
+    match json::from_str::<Value>(&event.data) {
         Ok(message) => {
             let answers = request_id
                 .is_some_and(|id| message.get("method").is_none() && message.get("id") == Some(id));
             sink(message);
-            answers
+            Ok(answers)
         }
         Err(e) => {
-            tracing::warn!(error = %e, "MCP HTTP: skipping an SSE event that is not JSON");
-            false
+            let what = format!("HTTP {}: an SSE event", url(shared));
+            let error = Error::undecodable(&what, event.data.as_bytes(), e);
+            tracing::warn!("MCP HTTP: {error}");
+            let envelope = envelope(event.data.as_bytes());
+            Err(Invalid {
+                error,
+                from_server: envelope.method,
+                response_id: envelope.response_id().cloned(),
+            })
         }
     }
 }
@@ -243,6 +267,9 @@ async fn read_sse(
 ) -> Result<(), Attempt> {
     let mut parser = SseParser::with_max_event_bytes(shared.options.max_message_bytes);
     let mut answered = request_id.is_none();
+    // A server message on the stream that could not be read (the response
+    // may still come; if it does not, the error says what was skipped).
+    let mut skipped: Option<Error> = None;
     let mut attempts = 0;
     loop {
         let mut body = response.bytes_stream();
@@ -258,7 +285,14 @@ async fn read_sse(
             };
             for item in parser.feed_checked(&bytes) {
                 match item {
-                    Ok(event) => answered |= on_event(sink, &event, request_id.as_ref()),
+                    Ok(event) => match on_event(shared, sink, &event, request_id.as_ref()) {
+                        Ok(answers) => answered |= answers,
+                        Err(_) if answered => {}
+                        Err(bad) if bad.from_server => skipped = Some(bad.error),
+                        // Most likely the response itself: the request fails
+                        // saying so rather than waiting for one.
+                        Err(bad) => return Err(Attempt::Failed(bad.error)),
+                    },
                     Err(too_large) if answered => {
                         tracing::warn!("MCP HTTP: {too_large}; dropping the stream");
                         return Ok(());
@@ -287,7 +321,7 @@ async fn read_sse(
         if shared.closed.load(Ordering::Acquire) {
             return Err(shared.closed_error().into());
         }
-        let how = if broke.is_some() { "broke" } else { "ended" };
+        let mut how = if broke.is_some() { "broke" } else { "ended" }.to_owned();
         // The read error, if the stream broke, is the cause.
         let failed = |message: String| {
             let e = Error::transport(message);
@@ -296,6 +330,9 @@ async fn read_sse(
                 None => e,
             })
         };
+        if let Some(skipped) = &skipped {
+            how.push_str(&format!(" (after a message it could not read: {skipped})"));
+        }
         let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
             return Err(failed(format!(
                 "HTTP {}: the SSE stream {how} before the response{partial}, with no event id to resume from",
@@ -428,7 +465,16 @@ pub(crate) async fn get_stream(shared: Arc<Shared>, answered: oneshot::Sender<()
             for item in parser.feed_checked(&bytes) {
                 match item {
                     Ok(event) => {
-                        on_event(&sink, &event, None);
+                        // A response that cannot be read fails its request.
+                        if let Err(Invalid {
+                            error,
+                            response_id: Some(id),
+                            ..
+                        }) = on_event(&shared, &sink, &event, None)
+                            && let Some(inbox) = shared.inbox.get()
+                        {
+                            inbox.fail(id, error);
+                        }
                     }
                     Err(e) => tracing::error!("MCP HTTP: GET stream: {e}; the event was skipped"),
                 }

@@ -150,7 +150,8 @@ pub fn read_ndjson(data: &[u8], chunks: &[usize], max_line: usize) -> Vec<Reader
 /// What [`read_ndjson`] must yield, computed line by line from the whole
 /// input: each line (split on `\n`, the last one may lack it) longer than
 /// `max_line` bytes is one `TooLong`; otherwise, trimmed of ASCII
-/// whitespace, a line that starts with `{` and parses is an `Object`, one
+/// whitespace, a line that starts with `{` and parses (leniently, as
+/// [`json::from_slice`](crate::transport::json::from_slice)) is an `Object`, one
 /// that starts with `{` and does not parse is `Protocol`, and every other
 /// line is skipped.
 pub fn expected_ndjson(data: &[u8], max_line: usize) -> Vec<ReaderItem> {
@@ -164,7 +165,9 @@ pub fn expected_ndjson(data: &[u8], max_line: usize) -> Vec<ReaderItem> {
         if line.first() != Some(&b'{') {
             continue;
         }
-        match serde_json::from_slice::<Value>(line) {
+        // The lenient decoding (lone surrogates as U+FFFD) is checked on
+        // its own by `json::fuzz`.
+        match crate::transport::json::from_slice::<Value>(line) {
             Ok(value) => out.push(ReaderItem::Object(value)),
             Err(_) => out.push(ReaderItem::Protocol),
         }

@@ -136,20 +136,36 @@ fn parsing_policies() {
         parse_object::<Value>(b"{\"a\":"),
         Parsed::Invalid(Some(_))
     ));
-    #[derive(serde::Deserialize, Debug)]
-    #[allow(dead_code)]
-    struct Msg<'a> {
-        r#type: &'a str,
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Msg {
+        r#type: String,
     }
-    // Borrowed straight from the line.
-    let line = br#"{"type":"ok"}"#;
+    fn value<T>(parsed: Parsed<T>) -> Option<T> {
+        match parsed {
+            Parsed::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+    // Straight from the line into the type; lone surrogates decode.
+    assert_eq!(
+        value(parse_object::<Msg>(br#"{"type":"ok"}"#)),
+        Some(Msg {
+            r#type: "ok".into()
+        })
+    );
+    assert_eq!(
+        value(parse_object::<Msg>(br#" {"type":"o\ud83d"}"#)),
+        Some(Msg {
+            r#type: "o\u{FFFD}".into()
+        })
+    );
     assert!(matches!(
-        parse_object::<Msg<'_>>(line),
-        Parsed::Value(Msg { r#type: "ok" })
+        parse_object::<Msg>(br#"{"type":1}"#),
+        Parsed::Mismatch(_)
     ));
     assert!(matches!(
-        parse_object::<Msg<'_>>(br#"{"type":1}"#),
-        Parsed::Mismatch(_)
+        parse_line::<Value>(br#"{"type":"\ud83d",}"#),
+        Parsed::Invalid(Some(_))
     ));
     assert_eq!(preview("aé".as_bytes(), 2), "a…");
     assert_eq!(preview(b"abc", 10), "abc");
@@ -320,6 +336,7 @@ async fn many_small_lines() {
     assert_eq!(n, count);
 }
 
+mod order;
 mod properties;
 mod writer;
 

@@ -7,6 +7,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Serialize;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
+mod order;
+
+use order::{Marks, settle};
+pub use order::{Order, SETTLE_CAP, UnreadProbe, unread_probe};
+
 /// How many bytes of frames may wait to be written before senders wait
 /// (and [`LineWriter::try_send`] refuses): 1 MiB. One frame larger than
 /// this is always accepted when less is waiting.
@@ -89,6 +94,14 @@ impl From<SendError> for io::Error {
 /// first, so the peer never sees a torn line. A frame is queued whole or
 /// not at all.
 ///
+/// Order: frames go out in the order they were queued. A frame sent as an
+/// [`Order::Answer`] is never written together with a [`Order::Notice`] of
+/// the same key queued before it: those are written first and, when the
+/// writer has an [`UnreadProbe`] ([`with_unread_probe`](Self::with_unread_probe)),
+/// the answer waits (at most [`SETTLE_CAP`]) until the peer has read them,
+/// so a peer that acts on what one read brings out of order (the
+/// TypeScript MCP SDK) still sees a call's progress before its answer.
+///
 /// Errors: a failed write (`EPIPE` because the peer exited) is
 /// [`SendError::Io`] for the send that was writing and closes the writer;
 /// every later send is [`SendError::Closed`].
@@ -100,6 +113,7 @@ struct Shared<W> {
     queue: Mutex<Queue>,
     io: tokio::sync::Mutex<Io<W>>,
     limit: usize,
+    probe: Option<UnreadProbe>,
 }
 
 struct Queue {
@@ -110,6 +124,8 @@ struct Queue {
     /// Someone is draining `pending` (or is about to).
     writing: bool,
     open: bool,
+    /// Where answers must wait for the notices before them.
+    marks: Marks,
 }
 
 struct Io<W> {
@@ -117,6 +133,9 @@ struct Io<W> {
     /// The batch being written, `written` bytes of it already out.
     batch: Vec<u8>,
     written: usize,
+    /// Offsets into `batch` (ascending) where the peer must have read what
+    /// was written before writing on.
+    marks: Vec<usize>,
 }
 
 impl<W> Clone for LineWriter<W> {
@@ -160,6 +179,14 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
 
     /// Writes frames to `out`; at most `limit` bytes of frames wait.
     pub fn with_limit(out: W, limit: usize) -> Self {
+        Self::with_unread_probe(out, limit, None)
+    }
+
+    /// [`with_limit`](Self::with_limit), with a way to tell what the peer
+    /// has not read yet ([`unread_probe`] of the descriptor `out` writes
+    /// to): an [`Order::Answer`] then waits until the peer has read the
+    /// notices before it.
+    pub fn with_unread_probe(out: W, limit: usize, probe: Option<UnreadProbe>) -> Self {
         Self {
             shared: Arc::new(Shared {
                 queue: Mutex::new(Queue {
@@ -167,13 +194,16 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                     spare: Vec::new(),
                     writing: false,
                     open: true,
+                    marks: Marks::default(),
                 }),
                 io: tokio::sync::Mutex::new(Io {
                     out: Some(out),
                     batch: Vec::new(),
                     written: 0,
+                    marks: Vec::new(),
                 }),
                 limit,
+                probe,
             }),
         }
     }
@@ -181,8 +211,18 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     /// Serializes `value` as one line of JSON and queues it (or writes it,
     /// when nobody else is writing). Waits while the buffer is full.
     pub async fn send<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), SendError> {
+        self.send_ordered(value, Order::Any).await
+    }
+
+    /// [`send`](Self::send), with what the frame is to the order the peer
+    /// observes (see the type's docs).
+    pub async fn send_ordered<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        order: Order,
+    ) -> Result<(), SendError> {
         let frame = self.serialize(value)?;
-        self.send_frame(frame).await
+        self.send_frame(frame, order).await
     }
 
     /// Writes one pre-serialized JSON value as a line (a trailing `\n` is
@@ -196,7 +236,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         frame.clear();
         frame.extend_from_slice(line);
         frame.push(b'\n');
-        self.send_frame(frame).await
+        self.send_frame(frame, Order::Any).await
     }
 
     /// Queues `value` without waiting, for callers that cannot (a
@@ -205,6 +245,19 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     /// what to drop. When nobody is writing, a task is spawned to write
     /// (so this needs a Tokio runtime).
     pub fn try_send<T: Serialize + ?Sized>(&self, value: &T) -> Result<(), SendError>
+    where
+        W: Send + 'static,
+    {
+        self.try_send_ordered(value, Order::Any)
+    }
+
+    /// [`try_send`](Self::try_send), with what the frame is to the order
+    /// the peer observes (see the type's docs).
+    pub fn try_send_ordered<T: Serialize + ?Sized>(
+        &self,
+        value: &T,
+        order: Order,
+    ) -> Result<(), SendError>
     where
         W: Send + 'static,
     {
@@ -225,7 +278,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
             q.writing = true;
             Some(runtime)
         };
-        append(&mut q, frame);
+        append(&mut q, frame, order);
         drop(q);
         if let Some(runtime) = runtime {
             let writer = self.clone();
@@ -257,7 +310,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
             q.spare = shrunk(frame);
             return Err(SendError::Full);
         }
-        append(&mut q, frame);
+        append(&mut q, frame, Order::Any);
         Ok(())
     }
 
@@ -296,7 +349,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
     pub async fn close(&self) -> Result<(), SendError> {
         let mut io = self.shared.io.lock().await;
         let result = loop {
-            if let Err(e) = io.finish().await {
+            if let Err(e) = io.finish(self.shared.probe.as_ref()).await {
                 break Err(SendError::Io(e));
             }
             let mut q = self.shared.lock();
@@ -304,7 +357,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                 q.open = false;
                 break Ok(());
             }
-            std::mem::swap(&mut q.pending, &mut io.batch);
+            io.take(&mut q);
         };
         self.shared.lock().open = false;
         if let Some(mut out) = io.out.take() {
@@ -330,7 +383,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         Ok(frame)
     }
 
-    async fn send_frame(&self, frame: Vec<u8>) -> Result<(), SendError> {
+    async fn send_frame(&self, frame: Vec<u8>, order: Order) -> Result<(), SendError> {
         enum Next {
             Wait(Vec<u8>),
             Queued,
@@ -347,7 +400,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                 if q.writing && q.pending.len() >= self.shared.limit {
                     Next::Wait(frame)
                 } else {
-                    append(&mut q, frame);
+                    append(&mut q, frame, order);
                     if q.writing {
                         Next::Queued
                     } else {
@@ -384,13 +437,13 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         let mut writing = Writing(&self.shared, true);
         let mut io = self.shared.io.lock().await;
         loop {
-            if let Err(e) = io.finish().await {
+            if let Err(e) = io.finish(self.shared.probe.as_ref()).await {
                 return Err(self.fail(&mut io, e));
             }
             {
                 let mut q = self.shared.lock();
                 if !q.pending.is_empty() {
-                    std::mem::swap(&mut q.pending, &mut io.batch);
+                    io.take(&mut q);
                     continue;
                 }
             }
@@ -405,7 +458,7 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
                 writing.1 = false;
                 return Ok(());
             }
-            std::mem::swap(&mut q.pending, &mut io.batch);
+            io.take(&mut q);
         }
     }
 
@@ -414,16 +467,20 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         io.out = None;
         io.batch.clear();
         io.written = 0;
+        io.marks.clear();
         let mut q = self.shared.lock();
         q.open = false;
         q.pending = Vec::new();
+        q.marks = Marks::default();
         SendError::Io(e)
     }
 }
 
 /// Appends a whole frame to the queue (taking the frame's buffer when the
-/// queue is empty: no copy).
-fn append(q: &mut Queue, frame: Vec<u8>) {
+/// queue is empty: no copy), marking where it must wait for the notices
+/// before it.
+fn append(q: &mut Queue, frame: Vec<u8>, order: Order) {
+    q.marks.note(order, q.pending.len());
     if q.pending.is_empty() {
         let old = std::mem::replace(&mut q.pending, frame);
         if q.spare.capacity() < old.capacity() {
@@ -438,27 +495,58 @@ fn append(q: &mut Queue, frame: Vec<u8>) {
 }
 
 impl<W: AsyncWrite + Unpin> Io<W> {
-    /// Writes the rest of the current batch. Each `write` either happens or
-    /// not when cancelled, and the progress is recorded at once.
-    async fn finish(&mut self) -> io::Result<()> {
-        if self.written >= self.batch.len() {
+    /// Makes what is queued the batch to write (the current one is done).
+    fn take(&mut self, q: &mut Queue) {
+        std::mem::swap(&mut q.pending, &mut self.batch);
+        self.marks = std::mem::take(&mut q.marks.at);
+    }
+
+    /// Writes the rest of the current batch, waiting at each mark until
+    /// the peer has read what came before it. Each `write` either happens
+    /// or not when cancelled, and the progress is recorded at once; a mark
+    /// is passed only once its wait is over.
+    async fn finish(&mut self, probe: Option<&UnreadProbe>) -> io::Result<()> {
+        let Self {
+            out,
+            batch,
+            written,
+            marks,
+        } = self;
+        if *written >= batch.len() {
+            marks.clear();
             return Ok(());
         }
-        let Some(out) = self.out.as_mut() else {
-            self.batch.clear();
-            self.written = 0;
+        let Some(out) = out.as_mut() else {
+            batch.clear();
+            *written = 0;
+            marks.clear();
             return Err(io::Error::new(io::ErrorKind::BrokenPipe, "closed"));
         };
-        while self.written < self.batch.len() {
-            match out.write(&self.batch[self.written..]).await {
+        while *written < batch.len() {
+            let end = match marks.first() {
+                Some(&mark) if mark <= *written => {
+                    // What is before the mark goes out on its own, and is
+                    // read before the answer after it is written.
+                    out.flush().await?;
+                    if let Some(probe) = probe {
+                        settle(probe).await;
+                    }
+                    marks.remove(0);
+                    continue;
+                }
+                Some(&mark) => mark,
+                None => batch.len(),
+            };
+            match out.write(&batch[*written..end]).await {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.written += n,
+                Ok(n) => *written += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        self.batch = shrunk(std::mem::take(&mut self.batch));
-        self.written = 0;
+        marks.clear();
+        *batch = shrunk(std::mem::take(batch));
+        *written = 0;
         Ok(())
     }
 }

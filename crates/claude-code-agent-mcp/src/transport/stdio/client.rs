@@ -12,8 +12,8 @@ use tokio::process::{ChildStdin, ChildStdout};
 
 use super::StdioOptions;
 use crate::client::{Error, Inbox, SendOptions, Transport};
-use crate::transport::lines::preview;
-use crate::transport::lines::{Line, LineReader, LineWriter, SendError, id_from_head};
+use crate::transport::json::envelope;
+use crate::transport::lines::{Line, LineReader, LineWriter, SendError};
 use crate::transport::process::{self, DRAIN_AFTER_EXIT, Process, ProcessGroup, ProcessWatch};
 
 /// How long, after stdout ended, the reader waits for the exit status and
@@ -36,8 +36,12 @@ const EXPLAIN_LINES: usize = 8;
 /// an [`ErrorKind::Closed`](crate::client::ErrorKind::Closed) error saying
 /// how it exited (and what its stderr last said), and so does every later
 /// request. stderr is drained to `tracing`
-/// and to an optional callback. Non-JSON stdout lines (invalid UTF-8
-/// included) are skipped with a warning. A successful response's result
+/// and to an optional callback. A stdout line that is not JSON (invalid
+/// UTF-8 included) fails the request whose id it shows, with an error that
+/// says so and shows its start; one that shows none is skipped with a
+/// warning, and named when the transport closes. Lone surrogate escapes
+/// (a string cut mid-emoji by a JavaScript or Python server) decode to
+/// U+FFFD. A successful response's result
 /// is kept as the text it arrived in and decoded once, into what the
 /// request wants ([`Inbox::deliver_text`](crate::client::Inbox::deliver_text)).
 ///
@@ -154,7 +158,7 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
         child.wait().await;
         tokio::time::sleep(DRAIN_AFTER_EXIT).await;
     });
-    let mut unparsed_at_end = None;
+    let mut unparsed = Unparsed::default();
     let end = loop {
         let line = tokio::select! {
             biased;
@@ -171,13 +175,23 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
                     continue;
                 };
                 let len = line.len();
-                tracing::warn!(
-                    error = %error,
-                    line = %preview(line, 200),
-                    "MCP stdio: skipping a line that is not JSON"
-                );
+                let error = Error::undecodable(LINE, text, error);
+                let id = envelope(text).response_id().cloned();
                 if lines.ended_mid_line() {
-                    unparsed_at_end = Some(len);
+                    // Cut off by the end of stdout: the end explains it.
+                    unparsed.at_end = Some(len);
+                    continue;
+                }
+                match id {
+                    Some(id) => {
+                        tracing::warn!("MCP stdio: {error}; failing request {id}");
+                        inbox.fail(id, error);
+                    }
+                    None => {
+                        tracing::warn!("MCP stdio: {error}; skipped");
+                        unparsed.skipped += 1;
+                        unparsed.last = Some(error);
+                    }
                 }
             }
             Ok(Some(Line::TooLong { len, head })) => {
@@ -185,8 +199,8 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
                     "MCP stdio: a message of {len} bytes exceeds the line cap of {max} bytes and was skipped"
                 );
                 tracing::error!("{message}");
-                if let Some(id) = id_from_head(head) {
-                    inbox.fail(id, Error::invalid_response(message));
+                if let Some(id) = envelope(head).response_id() {
+                    inbox.fail(id.clone(), Error::invalid_response(message));
                 }
             }
             Ok(None) => break End::Eof,
@@ -194,12 +208,25 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
         }
     };
     drop(lines);
-    inbox.closed_with(explain(end, &child, unparsed_at_end).await);
+    inbox.closed_with(explain(end, &child, &unparsed).await);
+}
+
+/// Where stdout lines come from, in errors.
+const LINE: &str = "a line on the MCP server's stdout";
+
+/// The stdout lines that did not decode and showed no request's id.
+#[derive(Default)]
+struct Unparsed {
+    skipped: usize,
+    /// The last one's error.
+    last: Option<Error>,
+    /// The length of the last line, when stdout ended inside it.
+    at_end: Option<usize>,
 }
 
 /// Says how the server ended: its exit status and its last stderr lines,
 /// if they come soon; the read error, if one ended it, is the source.
-async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>) -> Error {
+async fn explain(end: End, child: &ProcessWatch, unparsed: &Unparsed) -> Error {
     let _ = tokio::time::timeout(EXPLAIN_WAIT, async {
         child.stderr_finished(EXPLAIN_WAIT).await;
         child.wait().await;
@@ -230,9 +257,15 @@ async fn explain(end: End, child: &ProcessWatch, unparsed_at_end: Option<usize>)
             }
         }
     };
-    if let Some(len) = unparsed_at_end {
+    if let Some(len) = unparsed.at_end {
         reason.push_str(&format!(
             "; its last message was cut off ({len} bytes with no line end, not JSON)"
+        ));
+    } else if let Some(last) = &unparsed.last {
+        let n = unparsed.skipped;
+        let lines = if n == 1 { "line" } else { "lines" };
+        reason.push_str(&format!(
+            "; before that it wrote {n} {lines} that could not be read, the last: {last}"
         ));
     }
     let tail = child.stderr_tail();

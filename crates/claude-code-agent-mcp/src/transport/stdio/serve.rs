@@ -10,9 +10,10 @@ use tokio::sync::Semaphore;
 
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
+use crate::transport::json::envelope;
 use crate::transport::lines::{
-    DEFAULT_MAX_LINE_BYTES, Line, LineReader, LineWriter, Parsed, SendError, id_from_head,
-    parse_line,
+    DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
+    Parsed, SendError, UnreadProbe, parse_line,
 };
 
 /// The cap on one incoming line when serving (64 MiB).
@@ -30,9 +31,12 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// batch, for a client at 2025-03-26) is answered in its own task, so a
 /// slow tool never holds up `ping` or another call, and answered whatever
 /// the handler does (a panic, or no reply, is a `-32603`). Lines that are
-/// not JSON get a `-32700` reply; lines over the cap a `-32600` (with the
-/// request's id when its first bytes show it). Returns once stdin is closed
-/// and every request answered.
+/// not JSON get a `-32700` reply, lines over the cap a `-32600`, each with
+/// the request's id when the text shows it (so the client's call fails at
+/// once instead of waiting for its timeout). Lone surrogate escapes, which
+/// JavaScript and Python clients write for a string cut mid-emoji, decode
+/// to U+FFFD ([`json`](crate::transport::json)). Returns once stdin is
+/// closed and every request answered.
 ///
 /// When stdin and stdout are both pipes (a client spawned the server), they
 /// are read and written through Tokio's reactor, in non-blocking mode while
@@ -41,6 +45,12 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// terminal) is served through those. So the runtime needs its IO driver
 /// as well as its timers (for tool timeouts): `#[tokio::main]`, or a
 /// builder with `enable_all()`.
+///
+/// A call's progress reaches the client before its answer, in a read of
+/// its own: the answer waits (briefly, on Linux, where the kernel says
+/// what the client has not read yet) until the client has read the
+/// progress sent before it — the TypeScript MCP SDK, which most hosts are
+/// built on, drops a progress report it reads together with the answer.
 ///
 /// ```no_run
 /// use claude_code_agent_mcp::{Server, server::serve_stdio};
@@ -51,11 +61,19 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// }
 /// ```
 pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
+    // What the client has not read yet of stdout, for the order of answers.
+    let probe = crate::transport::lines::unread_probe(libc::STDOUT_FILENO);
     #[cfg(unix)]
     if let Some((input, output, _restore)) = pipes::stdio() {
-        return serve_lines(Arc::new(handler), input, output).await;
+        return serve(Arc::new(handler), input, output, probe).await;
     }
-    serve_lines(Arc::new(handler), tokio::io::stdin(), tokio::io::stdout()).await
+    serve(
+        Arc::new(handler),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        probe,
+    )
+    .await
 }
 
 #[cfg(unix)]
@@ -76,13 +94,31 @@ mod pipes;
 ///   own; there are at most as many as tool calls waiting for them), but a
 ///   notification (progress, log messages, `list_changed`) is dropped
 ///   while the buffer is full, counted, and a warning is logged.
+///
+/// A call's progress is written before its answer and never in the same
+/// `write`; unlike [`serve_stdio`], nothing waits for the client to have
+/// read it (a generic writer cannot tell).
 pub async fn serve_lines<R, W>(handler: Arc<dyn Handler>, input: R, output: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    serve(handler, input, output, None).await
+}
+
+/// [`serve_lines`], with a way to tell what the client has not read yet.
+async fn serve<R, W>(
+    handler: Arc<dyn Handler>,
+    input: R,
+    output: W,
+    probe: Option<UnreadProbe>,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let out = Output {
-        writer: LineWriter::new(output),
+        writer: LineWriter::with_unread_probe(output, DEFAULT_WRITE_BUFFER_BYTES, probe),
         failed: Arc::new(Mutex::new(None)),
         dropped: Arc::new(AtomicU64::new(0)),
     };
@@ -103,7 +139,7 @@ where
                 break;
             }
             Ok(Some(Line::TooLong { len, head })) => {
-                let id = id_from_head(head).unwrap_or(Value::Null);
+                let id = envelope(head).request_id().cloned().unwrap_or(Value::Null);
                 let error = ErrorObject::invalid_request(format!(
                     "a message of {len} bytes exceeds the cap of {SERVE_MAX_LINE_BYTES} bytes"
                 ));
@@ -115,11 +151,11 @@ where
                 Parsed::Value(message) => message,
                 Parsed::Invalid(e) => {
                     let why = e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string());
-                    out.parse_error(&why).await;
+                    out.parse_error(line, &why).await;
                     continue;
                 }
                 Parsed::Mismatch(e) => {
-                    out.parse_error(&e.to_string()).await;
+                    out.parse_error(line, &e.to_string()).await;
                     continue;
                 }
             },
@@ -127,11 +163,11 @@ where
         let ctx = RequestContext::with_session(session.clone());
         // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
         let requests = match &message {
-            Value::Array(batch) => Some(batch.len().clamp(1, MAX_BATCH_LEN)),
-            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => Some(1),
+            Value::Array(batch) => Some((batch.len().clamp(1, MAX_BATCH_LEN), Order::AnswerAll)),
+            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => Some((1, answer_order(m))),
             _ => None,
         };
-        if let Some(n) = requests {
+        if let Some((n, order)) = requests {
             let n = u32::try_from(n).unwrap_or(1);
             let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
                 break;
@@ -140,7 +176,7 @@ where
             let out = out.clone();
             tasks.spawn(async move {
                 if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-                    out.reply(&reply).await;
+                    out.reply_ordered(&reply, order).await;
                 }
                 drop(permit);
             });
@@ -195,21 +231,36 @@ impl<W> Clone for Output<W> {
 impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
     /// Writes a reply, waiting for room: replies are never dropped.
     async fn reply(&self, message: &Value) {
-        if let Err(e) = self.writer.send(message).await {
+        self.reply_ordered(message, Order::Any).await;
+    }
+
+    /// [`reply`](Self::reply), kept apart from the notices before it as
+    /// `order` says.
+    async fn reply_ordered(&self, message: &Value, order: Order) {
+        if let Err(e) = self.writer.send_ordered(message, order).await {
             self.record(e);
         }
     }
 
-    async fn parse_error(&self, why: &str) {
+    /// Answers a line that does not decode: `-32700`, with the id of the
+    /// request it holds when that can be read.
+    async fn parse_error(&self, line: &[u8], why: &str) {
         let error = ErrorObject::new(jsonrpc::PARSE_ERROR, format!("Parse error: {why}"));
-        self.reply(&jsonrpc::error_response(&Value::Null, error))
-            .await;
+        let id = envelope(line).request_id().cloned().unwrap_or(Value::Null);
+        self.reply(&jsonrpc::error_response(&id, error)).await;
     }
 
     /// What the server sends on its own; see [`serve_lines`] for the
     /// overflow policy.
     fn notify(&self, message: Value) {
-        match self.writer.try_send(&message) {
+        let order = match message.get("method").and_then(Value::as_str) {
+            Some("notifications/progress") => message
+                .pointer("/params/progressToken")
+                .and_then(token_key)
+                .map_or(Order::Any, Order::Notice),
+            _ => Order::Any,
+        };
+        match self.writer.try_send_ordered(&message, order) {
             Ok(()) => {}
             Err(SendError::Full) if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
                 let out = self.clone();
@@ -238,4 +289,36 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
                 .get_or_insert(e);
         }
     }
+}
+
+/// How the answer to `request` is ordered: apart from the progress sent
+/// before it under its progress token (if it asked for progress).
+fn answer_order(request: &Value) -> Order {
+    request
+        .pointer("/params/_meta/progressToken")
+        .and_then(token_key)
+        .map_or(Order::Any, Order::Answer)
+}
+
+/// A progress token (a string or a number) as a key of the writer's
+/// [`Order`]; two tokens that hash alike only cost a wait.
+fn token_key(token: &Value) -> Option<u64> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default().build_hasher();
+    match token {
+        Value::String(s) => {
+            h.write_u8(0);
+            h.write(s.as_bytes());
+        }
+        Value::Number(n) => {
+            h.write_u8(1);
+            match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => h.write_u64(u),
+                (None, Some(i)) => h.write_i64(i),
+                (None, None) => h.write_u64(n.as_f64().unwrap_or_default().to_bits()),
+            }
+        }
+        _ => return None,
+    }
+    Some(h.finish())
 }
