@@ -2,13 +2,11 @@
 //! SDK). Each test has its own mock, temporary `CLAUDE_CONFIG_DIR` and working folder;
 //! every wait is bounded and the CLI is killed if a test fails.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::support::RawCli;
 use claude_code_agent_testkit::cli::{CliEnv, tested_cli_version};
 use claude_code_agent_testkit::mock_api::{Answer, MockModel, RequestKind, Turn};
-use common::RawCli;
 use serde_json::{Value, json};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(120);

@@ -1,8 +1,6 @@
 //! The CLI installer with a fake `npm` (no network): one install for many concurrent
 //! callers, atomic publication, clear errors.
 
-#![cfg(unix)]
-
 use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

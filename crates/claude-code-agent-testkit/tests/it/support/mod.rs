@@ -2,8 +2,6 @@
 //! lines, close. Every child is killed on drop (`kill_on_drop`) and waited for in
 //! [`RawCli::finish`].
 
-#![allow(dead_code)]
-
 use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
