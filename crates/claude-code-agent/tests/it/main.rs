@@ -46,3 +46,4 @@ mod sessions_fixture;
 mod support;
 mod tidy;
 mod tidy_parity;
+mod tidy_targets;
