@@ -5,7 +5,7 @@
 //! cargo run -p claude-code-agent-mcp --example stdio_server
 //! ```
 
-#[path = "../tests/support/calc.rs"]
+#[path = "../tests/it/support/calc.rs"]
 mod calc;
 
 #[tokio::main(flavor = "current_thread")]

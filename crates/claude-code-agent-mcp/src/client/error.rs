@@ -153,6 +153,7 @@ impl Error {
     }
 
     /// This error, caused by the HTTP status `status`.
+    #[cfg(feature = "http-client")]
     pub(crate) fn with_status(mut self, status: u16) -> Self {
         self.inner.status = Some(status);
         self

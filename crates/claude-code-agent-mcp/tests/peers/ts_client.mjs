@@ -1,6 +1,6 @@
 // A small MCP client on the official TypeScript SDK (@modelcontextprotocol/sdk,
 // installed by scripts/install-mcp-peers into $PEERS_DIR/ts-sdk) that drives
-// OUR server (tests/support/interop_server.rs) for tests/interop_ts_client.rs.
+// OUR server (tests/it/support/interop_server.rs) for tests/it/interop_ts_client.rs.
 //
 // Usage: TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_client.mjs stdio SERVER_COMMAND [ARGS...]
 //        TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_client.mjs http URL

@@ -1,6 +1,6 @@
 // A small MCP server on the official TypeScript SDK (@modelcontextprotocol/sdk,
 // installed by scripts/install-mcp-peers into $PEERS_DIR/ts-sdk), for the
-// client's interop tests (tests/interop_ts_server.rs).
+// client's interop tests (tests/it/interop_ts_server.rs).
 //
 // Usage: TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_server.mjs stdio
 //        TS_SDK_DIR=$PEERS_DIR/ts-sdk node ts_server.mjs http PORT [--no-get] [--refuse-sessions]

@@ -31,7 +31,7 @@
 //! soak: done calls=1000000 seconds=61.0 calls_per_s=16393
 //! ```
 
-#[path = "../../../claude-code-agent-mcp/tests/support/calc.rs"]
+#[path = "../../../claude-code-agent-mcp/tests/it/support/calc.rs"]
 mod calc;
 
 use std::time::{Duration, Instant};

@@ -1,0 +1,171 @@
+//! Finding the binaries and peers the client tests run.
+
+use std::path::PathBuf;
+
+/// The `stdio_server` example next to this test binary (`cargo test` builds
+/// examples); built on demand when missing.
+pub fn stdio_server() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().unwrap().parent().unwrap().join("examples");
+    let path = dir.join("stdio_server");
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args([
+                "build",
+                "-p",
+                "claude-code-agent-mcp",
+                "--example",
+                "stdio_server",
+            ])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the stdio_server example failed");
+    }
+    assert!(
+        path.exists(),
+        "no stdio_server example at {}",
+        path.display()
+    );
+    path
+}
+
+/// A binary of the unpublished tooling crate (`crates/devtools`: the
+/// conformance server and client), built in this test binary's profile and
+/// target folder; returns its path. Cheap when it is fresh.
+pub fn devtool(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = std::process::Command::new(cargo);
+    cmd.args([
+        "build",
+        "-q",
+        "-p",
+        "claude-code-agent-devtools",
+        "--bin",
+        name,
+    ])
+    .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap());
+    if profile_dir.file_name().is_some_and(|n| n == "release") {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "building {name} failed");
+    profile_dir.join(name)
+}
+
+/// Where `scripts/install-peers` put the third-party peers:
+/// `$CLAUDE_AGENT_PEERS_DIR`, else the default cache directory.
+///
+/// `None` (after a loud `SKIPPED:` message) when the peers are not
+/// installed and the variable is unset; panics when the variable is set
+/// and the peers are missing, or when `CI` is set, since then the interop
+/// tests must run.
+pub fn peers_dir(test: &str) -> Option<PathBuf> {
+    let from_env = std::env::var_os("CLAUDE_AGENT_PEERS_DIR").map(PathBuf::from);
+    let dir = from_env.clone().unwrap_or_else(|| {
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+            });
+        cache.join("claude-agent-rs/peers")
+    });
+    if dir.join(".installed").exists() {
+        return Some(dir);
+    }
+    let why = format!(
+        "{test}: the MCP test peers are not installed in {} (run scripts/install-peers)",
+        dir.display()
+    );
+    if from_env.is_some() || std::env::var_os("CI").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
+    None
+}
+
+/// Where `scripts/install-mcp-peers` put the official TypeScript MCP SDK
+/// (`$PEERS_DIR/ts-sdk`), or `None` (after a loud `SKIPPED:`) when it is
+/// not installed and the tests need not run; panics when they must (as
+/// [`peers_dir`] does).
+// The TypeScript interop tests need an HTTP transport (one each way).
+#[cfg(any(feature = "http-client", feature = "http-server"))]
+pub fn ts_sdk(test: &str) -> Option<PathBuf> {
+    let dir = peers_dir(test)?.join("ts-sdk");
+    if dir
+        .join("node_modules/@modelcontextprotocol/sdk/package.json")
+        .exists()
+    {
+        return Some(dir);
+    }
+    let why = format!(
+        "{test}: the TypeScript MCP SDK is not installed in {} (run scripts/install-mcp-peers)",
+        dir.display()
+    );
+    if std::env::var_os("CI").is_some() || std::env::var_os("CLAUDE_AGENT_PEERS_DIR").is_some() {
+        panic!("{why}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
+    None
+}
+
+/// A peer server process in its own process group, killed and reaped on drop.
+pub struct PeerProcess {
+    child: std::process::Child,
+}
+
+impl PeerProcess {
+    /// Starts `cmd` in a new process group.
+    pub fn spawn(mut cmd: std::process::Command) -> Self {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0).stdin(std::process::Stdio::null());
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"));
+        Self { child }
+    }
+}
+
+impl Drop for PeerProcess {
+    fn drop(&mut self) {
+        let pgid = self.child.id() as i32;
+        // SAFETY: signals to the group our child leads.
+        unsafe { libc::killpg(pgid, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// A free port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port`.
+pub async fn wait_port(port: u16) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::time::Instant::now() < deadline {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("nothing listens on 127.0.0.1:{port} after 30 s");
+}
