@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use crate::support::*;
 use claude_code_agent::mcp::schemars::{self, JsonSchema};
 use claude_code_agent::mcp::{Server, Tool};
 use claude_code_agent::message::SkipReason;
@@ -17,7 +18,6 @@ use futures::StreamExt;
 use futures::stream::FusedStream;
 use serde::Deserialize;
 use serde_json::json;
-use crate::support::*;
 
 /// The README's input type.
 #[derive(Deserialize, JsonSchema)]
