@@ -401,11 +401,8 @@ mod tests {
     #[test]
     fn the_cause_is_the_source_not_the_display_and_clones_share_it() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let e = Error::transport("could not start MCP server \"x\"")
-            .with_source(io)
-            .with_status(503);
+        let e = Error::transport("could not start MCP server \"x\"").with_source(io);
         assert_eq!(e.to_string(), "could not start MCP server \"x\"");
-        assert_eq!(e.status(), Some(503));
         let copy = e.clone();
         for e in [&e, &copy] {
             let io = e.source().unwrap().downcast_ref::<std::io::Error>();
@@ -417,14 +414,28 @@ mod tests {
         );
         let debug = format!("{e:?}");
         assert!(
-            debug.contains("Transport") && debug.contains("503") && debug.contains("no such file"),
+            debug.contains("Transport") && debug.contains("no such file"),
             "{debug}"
         );
         // An error nested in another is reached by downcasting.
         let outer = Error::closed("gone").with_source(e);
         let inner = outer.source().unwrap().downcast_ref::<Error>().unwrap();
-        assert_eq!(inner.status(), Some(503));
+        assert!(inner.is_transport());
         assert!(Error::closed("x").source().is_none());
+    }
+
+    #[cfg(feature = "http-client")]
+    #[test]
+    fn an_http_status_is_kept_beside_the_cause() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        let e = Error::transport("POST failed")
+            .with_source(io)
+            .with_status(503);
+        assert_eq!(e.status(), Some(503));
+        assert!(format!("{e:?}").contains("503"));
+        let outer = Error::closed("gone").with_source(e);
+        let inner = outer.source().unwrap().downcast_ref::<Error>().unwrap();
+        assert_eq!(inner.status(), Some(503));
     }
 
     #[test]
