@@ -62,6 +62,7 @@ pub mod http;
 mod in_process;
 mod notify;
 mod options;
+mod stdio;
 mod subscription;
 mod transport;
 
@@ -71,7 +72,7 @@ use serde_json::{Map, Value};
 
 pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
 /// The stdio transport lives in [`crate::transport`]; kept here too.
-pub use crate::transport::{StdioOptions, StdioTransport};
+pub use crate::transport::StdioOptions;
 pub use error::{Error, ErrorKind, response_outcome};
 #[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
@@ -81,6 +82,7 @@ pub use options::{
     ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
     NotificationHandler, RequestHandler, RequestOptions,
 };
+pub use stdio::StdioTransport;
 pub use subscription::Subscription;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 

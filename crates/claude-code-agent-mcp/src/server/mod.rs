@@ -92,6 +92,7 @@ mod result;
 mod schema;
 mod session;
 pub mod stateless;
+mod stdio;
 mod tool;
 mod validate;
 
@@ -101,8 +102,6 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
-/// Serving over stdio moved to [`crate::transport`]; kept here too.
-pub use crate::transport::{SERVE_MAX_LINE_BYTES, serve_lines, serve_stdio};
 /// Moved to [`crate::types`]; kept here too.
 pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
@@ -121,6 +120,8 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
+/// Serving over stdio moved to [`crate::transport`]; kept here too.
+pub use stdio::{SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, serve_lines, serve_stdio};
 pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;

@@ -14,8 +14,6 @@
 //! * [`mcp_headers`] — the `Mcp-Method`, `Mcp-Name` and `x-mcp-header` /
 //!   `Mcp-Param-*` rules of the stateless revision, for the HTTP client
 //!   and server alike.
-//! * [`StdioTransport`] (the client end of stdio) and [`serve_stdio`] /
-//!   [`serve_lines`] (the server end).
 //! * [`RequestTable`] — our requests waiting for the peer's answer and the
 //!   peer's requests we are answering, by id, under one lock. Used by the
 //!   MCP client, the MCP server's sessions and the Claude Code SDK's
@@ -25,15 +23,13 @@ pub mod lines;
 pub mod mcp_headers;
 pub mod process;
 mod requests;
-mod stdio;
 
 pub use lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, parse_line, parse_object,
 };
-pub use process::{Process, ProcessGroup, ProcessWatch, ShutdownTimeouts, StderrCallback, spawn};
-pub use requests::{RegisterError, RequestTable};
-pub use stdio::{
-    DEFAULT_STDERR_TAIL_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, StdioOptions,
-    StdioTransport, serve_lines, serve_stdio,
+pub use process::{
+    DEFAULT_STDERR_TAIL_BYTES, Process, ProcessGroup, ProcessWatch, ShutdownTimeouts,
+    StderrCallback, StdioOptions, spawn,
 };
+pub use requests::{RegisterError, RequestTable};

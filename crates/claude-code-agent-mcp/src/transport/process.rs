@@ -40,12 +40,13 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::lines::{LineReader, LineWriter};
-use super::stdio::StdioOptions;
 
+mod options;
 mod stderr;
 #[cfg(test)]
 mod tests;
 
+pub use options::{DEFAULT_STDERR_TAIL_BYTES, StdioOptions};
 use stderr::StderrDrain;
 
 /// Gets each line a child writes to its stderr, as lossy UTF-8 without the

@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use tokio::process::{ChildStdin, ChildStdout};
 
-use super::StdioOptions;
 use crate::client::{Error, Inbox, SendOptions, Transport};
+use crate::transport::StdioOptions;
 use crate::transport::json::envelope;
 use crate::transport::lines::{Line, LineReader, LineWriter, SendError};
 use crate::transport::process::{self, DRAIN_AFTER_EXIT, Process, ProcessGroup, ProcessWatch};

@@ -1,7 +1,4 @@
-//! NDJSON over stdio, both sides: [`StdioTransport`] (the client end: a
-//! server process spoken to over its stdin and stdout) and
-//! [`serve_stdio`] / [`serve_lines`] (the server end), on the shared
-//! [`LineReader`](super::LineReader) and [`LineWriter`](super::LineWriter).
+//! [`StdioOptions`]: how to start a process spoken to over stdio.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -9,14 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::lines::DEFAULT_MAX_LINE_BYTES;
-use super::process::{ShutdownTimeouts, StderrCallback};
-
-mod client;
-mod serve;
-
-pub use client::StdioTransport;
-pub use serve::{SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, serve_lines, serve_stdio};
+use super::{ShutdownTimeouts, StderrCallback};
+use crate::transport::lines::DEFAULT_MAX_LINE_BYTES;
 
 /// The default size of the stderr tail kept to explain an exit: 64 KiB.
 pub const DEFAULT_STDERR_TAIL_BYTES: usize = 64 * 1024;
