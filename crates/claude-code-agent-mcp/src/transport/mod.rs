@@ -5,7 +5,7 @@
 //!   surrogate escapes decode to U+FFFD), and the envelope of a message
 //!   that does not decode; every transport decodes through it.
 //! * [`lines`] — [`LineReader`] and [`LineWriter`]: bounded,
-//!   cancellation-safe NDJSON, for the stdio client, [`serve_lines`] and
+//!   cancellation-safe NDJSON, for the stdio client, [`serve_lines`](crate::server::serve_lines) and
 //!   the Claude Code SDK's pipes to the CLI.
 //! * [`process`] — [`ProcessGroup`]: a child spawned as the leader of its
 //!   own process group, reaped by a thread, shut down with timeouts,
