@@ -3,8 +3,9 @@
 //! not ignored) and fails with `file:line` and what to do (more in `tidy/`).
 //!
 //! - The repository stands alone: no file refers to material outside it.
-//! - ARCHITECTURE.md's code map names every source file, and only files that
-//!   exist (the rule for reading the map is at its top).
+//! - ARCHITECTURE.md is a true map: its code map names every module of each
+//!   crate and only paths that exist, and the tests it names exist
+//!   (`tidy/architecture.rs`).
 //! - `claude-code-agent-mcp` knows nothing of the SDK: its manifest and code never
 //!   name `claude-code-agent` or another crate of this workspace built on it. The
 //!   exceptions are its tests': they use the testkit's task checker (a
@@ -18,6 +19,7 @@
 //! The rules of the parity tables are in `tidy_parity`, the rule of the
 //! test targets in `tidy_targets`.
 
+mod architecture;
 mod dependency_snippets;
 use std::collections::BTreeSet;
 
@@ -73,113 +75,6 @@ fn nothing_refers_to_files_outside_the_repository() {
         "files refer to material outside the repository; put what is needed into the \
          repository (tests/fixtures, docs/protocol.md) and cite that",
         outside_references(&files()),
-    );
-}
-
-// ---------------------------------------------------------------------------
-// The code map
-
-/// The `## Code map` section of ARCHITECTURE.md, by crate: the backticked
-/// tokens of each `### \`<crate>\`` subsection, with their line numbers.
-fn code_map(text: &str) -> Vec<(String, Vec<(usize, String)>)> {
-    let mut crates: Vec<(String, Vec<(usize, String)>)> = Vec::new();
-    let mut in_map = false;
-    let mut current: Option<usize> = None;
-    for (n, line) in text.lines().enumerate() {
-        if let Some(title) = line.strip_prefix("## ") {
-            in_map = title.trim() == "Code map";
-            current = None;
-            continue;
-        }
-        if !in_map {
-            continue;
-        }
-        if let Some(title) = line.strip_prefix("### ") {
-            current = title
-                .trim()
-                .strip_prefix('`')
-                .and_then(|t| t.strip_suffix('`'))
-                .map(|name| {
-                    crates.push((name.to_owned(), Vec::new()));
-                    crates.len() - 1
-                });
-            continue;
-        }
-        if let Some(i) = current {
-            for (k, token) in line.split('`').enumerate() {
-                if k % 2 == 1 {
-                    crates[i].1.push((n + 1, token.to_owned()));
-                }
-            }
-        }
-    }
-    crates
-}
-
-/// Source files missing from the map, and `.rs` files the map names that do
-/// not exist.
-fn code_map_violations(files: &[String], architecture: &str) -> Vec<String> {
-    let map = code_map(architecture);
-    let mut found = Vec::new();
-    // Source files per crate, relative to its src/.
-    let mut crates: Vec<(String, BTreeSet<String>)> = Vec::new();
-    for path in files {
-        let Some(rest) = path.strip_prefix("crates/") else {
-            continue;
-        };
-        let Some((krate, in_crate)) = rest.split_once('/') else {
-            continue;
-        };
-        let Some(rel) = in_crate.strip_prefix("src/") else {
-            continue;
-        };
-        if !rel.ends_with(".rs") {
-            continue;
-        }
-        match crates.iter_mut().find(|(k, _)| k == krate) {
-            Some((_, set)) => {
-                set.insert(rel.to_owned());
-            }
-            None => crates.push((krate.to_owned(), BTreeSet::from([rel.to_owned()]))),
-        }
-    }
-    for (krate, sources) in &crates {
-        let Some((_, tokens)) = map.iter().find(|(name, _)| name == krate) else {
-            found.push(format!(
-                "ARCHITECTURE.md: the code map has no section \"### `{krate}`\" for crates/{krate}"
-            ));
-            continue;
-        };
-        for rel in sources {
-            let named = tokens.iter().any(|(_, t)| {
-                t == rel
-                    || t.strip_suffix("/**")
-                        .is_some_and(|dir| rel.starts_with(&format!("{dir}/")))
-            });
-            if !named {
-                found.push(format!(
-                    "crates/{krate}/src/{rel}:1: not in ARCHITECTURE.md's code map; \
-                     name it as `{rel}` under \"### `{krate}`\""
-                ));
-            }
-        }
-        for (line, token) in tokens {
-            if token.ends_with(".rs") && !token.contains(['*', ' ']) && !sources.contains(token) {
-                found.push(format!(
-                    "ARCHITECTURE.md:{line}: the code map names `{token}`, but \
-                     crates/{krate}/src/{token} does not exist"
-                ));
-            }
-        }
-    }
-    found
-}
-
-#[test]
-fn the_code_map_names_every_source_file() {
-    check(
-        "ARCHITECTURE.md's code map and the source files disagree",
-        code_map_violations(&files(), &read("ARCHITECTURE.md")),
     );
 }
 
@@ -521,20 +416,6 @@ fn the_rules_catch_what_they_should() {
     assert_eq!(
         client_imports("use std::io;\nuse crate::{\n    jsonrpc,\n    client::X,\n};")[0].0,
         4
-    );
-
-    // The code map: full paths and `dir/**` count, a bare `dir/` does not.
-    let map = "## Code map\n\n### `k`\n\n- `a.rs`, `d/**`\n- `s/` — `s/x.rs`, `gone.rs`\n\n## Next\n- `s/y.rs`\n";
-    let files: Vec<String> = ["a.rs", "d/e.rs", "s/x.rs", "s/y.rs"]
-        .iter()
-        .map(|f| format!("crates/k/src/{f}"))
-        .collect();
-    let v = code_map_violations(&files, map);
-    assert_eq!(v.len(), 2, "{v:#?}");
-    assert!(v[0].starts_with("crates/k/src/s/y.rs:1: not in"), "{v:#?}");
-    assert!(
-        v[1].starts_with("ARCHITECTURE.md:6: the code map names `gone.rs`"),
-        "{v:#?}"
     );
 
     // The markers are not spelled out in this file.
