@@ -13,8 +13,10 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod direct;
+
 use super::answer::Answer;
-use super::deadline::{self, Limits, ProgressWatch};
+use super::deadline::{self, Limits, ProgressWatch, fmt_duration};
 use super::error::{error_chain, response_outcome};
 use super::in_process::InProcessTransport;
 use super::options::{ClientOptions, RequestOptions};
@@ -562,12 +564,4 @@ fn request_key(id: &Value) -> Option<RequestId> {
         _ => None,
     }
     .map(RequestId::from)
-}
-
-pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
