@@ -7,8 +7,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio::sync::oneshot;
 
-use super::stream::{DEFAULT_RETRY, Got, Invalid, deliver, on_event, open_get};
 use super::sse::SseParser;
+use super::stream::{DEFAULT_RETRY, Got, Invalid, deliver, on_event, open_get};
 use super::{Shared, lock, session};
 use crate::client::error::error_chain;
 
