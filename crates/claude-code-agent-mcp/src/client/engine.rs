@@ -19,6 +19,7 @@ use super::answer::Answer;
 use super::deadline::{self, Limits, ProgressWatch, fmt_duration};
 use super::error::{error_chain, response_outcome};
 use super::in_process::InProcessTransport;
+use super::notify::Heard;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{Error, ServerNotification, ServerState};
@@ -37,14 +38,6 @@ const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`NotificationStream`](super::NotificationStream); past this it loses
 /// the oldest ones.
 pub const NOTIFICATION_BUFFER: usize = 1024;
-
-/// A notification as the streams get it: with the `subscriptions/listen`
-/// request it came on, if any (`_meta`'s subscription id).
-#[derive(Debug, Clone)]
-pub(crate) struct Heard {
-    pub(crate) subscription: Option<Value>,
-    pub(crate) note: ServerNotification,
-}
 
 /// One of our requests waiting for its answer.
 struct Waiter {
