@@ -203,26 +203,32 @@ fn cycles(krate: &str, edges: &[Edge]) -> Vec<String> {
 
 /// Imports against [`BELOW`].
 fn layering(krate: &str, edges: &[Edge]) -> Vec<String> {
-    let mut found = Vec::new();
+    // One message per path written: of its edges (to the module it names,
+    // to the one defining the item), the last.
+    let mut found = BTreeMap::new();
     for &(_, low, above) in BELOW.iter().filter(|(k, _, _)| *k == krate) {
         for edge in edges {
             let (Some(from), Some(to)) = (edge.from.first(), edge.to.first()) else {
                 continue;
             };
             if from == low && above.contains(&to.as_str()) {
-                found.push(format!(
-                    "{}: `{}`: {} names {}, but `{low}` is below `{}`: move what both need \
+                let key = (edge.at.clone(), edge.path.clone());
+                found.insert(
+                    key,
+                    format!(
+                        "{}: `{}`: {} names {}, but `{low}` is below `{}`: move what both need \
                      into `{low}` (or lower)",
-                    edge.at,
-                    edge.path,
-                    show(&edge.from),
-                    show(&edge.to),
-                    above.join("`, `")
-                ));
+                        edge.at,
+                        edge.path,
+                        show(&edge.from),
+                        show(&edge.to),
+                        above.join("`, `")
+                    ),
+                );
             }
         }
     }
-    found
+    found.into_values().collect()
 }
 
 /// The graph of a crate of the workspace.
@@ -386,11 +392,28 @@ fn the_rules_catch_what_they_should() {
         ("p/e.rs", "pub struct E;\n"),
     ]);
     assert!(cycles("k", &family).is_empty());
-    let to_e = family
+    let to_e: Vec<&Module> = family
         .iter()
-        .find(|e| e.path == "super::E")
-        .expect("the edge");
-    assert_eq!(to_e.to, ["p", "e"]);
+        .filter(|e| e.path == "super::E")
+        .map(|e| &e.to)
+        .collect();
+    assert_eq!(
+        to_e,
+        [&vec!["p".to_owned()], &vec!["p".to_owned(), "e".to_owned()]]
+    );
+    // Naming an item through a module that re-exports it depends on both.
+    let through = made_up(&[
+        ("lib.rs", "mod a;\nmod b;\nmod shared;\n"),
+        (
+            "a.rs",
+            "pub use crate::shared::S;\npub struct A(crate::b::B);\n",
+        ),
+        ("b.rs", "use crate::a::S;\npub struct B;\n"),
+        ("shared.rs", "pub struct S;\n"),
+    ]);
+    let c = cycles("k", &through);
+    assert_eq!(c.len(), 1, "{c:#?}");
+    assert!(c[0].contains("b.rs:1: `crate::a::S` (b → a"), "{c:#?}");
     let back = made_up(&[
         ("lib.rs", "mod p;\n"),
         ("p/mod.rs", "mod c;\nmod e;\npub use e::E;\n"),

@@ -3,9 +3,11 @@
 //! paths and `crate::a::b`/`super::a`/`$crate::a` paths in code. Comments,
 //! string literals and `#[cfg(test)]` items (and the files of `#[cfg(test)]`
 //! modules) are left out. A path is followed through the `use` items of the
-//! modules it passes (`crate::Server`, re-exported at the root from
-//! `server`, is an edge to `server`), so a re-export does not hide a
-//! dependency.
+//! modules it passes: a path is an edge to the module it names and to the
+//! one that defines what it names, if another (`crate::Server`, re-exported
+//! at the root from `server`, is an edge to `server`;
+//! `crate::protocol::PermissionMode` one to `protocol` and one to where
+//! `protocol` has it from), so a re-export hides no dependency.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -498,10 +500,24 @@ pub fn edges(sources: &[(String, String)], display: impl Fn(&str) -> String) -> 
             .map(|(at, (p, _, l))| (at, p, *l))
             .chain(f.code.iter().map(|(at, p, l)| (at, p, *l)));
         for (at, path, line) in written {
-            if let Some(abs) = absolute(at, path) {
+            let Some(abs) = absolute(at, path) else {
+                continue;
+            };
+            // The module the path names (`crate::protocol::X` names
+            // `protocol`), and the one that defines X, if another.
+            let named: Module = abs
+                .iter()
+                .scan(Vec::new(), |m: &mut Module, seg| {
+                    m.push(seg.clone());
+                    modules.contains(m).then(|| m.clone())
+                })
+                .last()
+                .unwrap_or_default();
+            let defines = resolve(&abs);
+            for to in std::iter::once(named.clone()).chain((defines != named).then_some(defines)) {
                 out.push(Edge {
                     from: at.clone(),
-                    to: resolve(&abs),
+                    to,
                     at: format!("{}:{line}", display(rel)),
                     path: path.join("::"),
                 });
