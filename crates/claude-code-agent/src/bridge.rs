@@ -45,7 +45,7 @@ use crate::message::{McpProgress, Message};
 use crate::protocol::{
     InProcessServer, McpMessageRequest, McpMessageResponse, SdkControlRequest, SdkRequest,
 };
-use crate::session::queue::{ByteBudget, WeakMessageSender, json_size};
+use crate::queue::{ByteBudget, WeakMessageSender, json_size};
 use crate::transport::LineWriter;
 
 /// How many bytes of server notifications may wait for the CLI to read its
@@ -439,7 +439,7 @@ mod tests {
     #[tokio::test]
     async fn tool_progress_reaches_the_user_named_by_tool_and_call() {
         use crate::mcp::{Tool, ToolContext};
-        use crate::session::queue::message_queue;
+        use crate::queue::message_queue;
         let (outbox, mut reader) = Outbox::new(1 << 20);
         let (messages, mut inbox) = message_queue(1 << 20);
         let bridge = Bridge::new(outbox, Some(messages.downgrade()));

@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::message::Message;
 use crate::options::Options;
 use crate::query::PromptInput;
+use crate::queue::Inbox;
 use crate::session::Session;
-use crate::session::queue::Inbox;
 use crate::stream::MessageStream;
 
 /// A multi-turn conversation with the CLI.

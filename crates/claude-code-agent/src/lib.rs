@@ -28,11 +28,14 @@ pub mod message;
 mod options;
 pub mod protocol;
 mod query;
+mod queue;
 mod session;
 pub mod sessions;
+mod shared_types;
 pub mod spawn;
 mod stream;
 mod transport;
+mod wire;
 
 pub use callbacks::{DialogContext, HookContext, HookMatcher, PermissionContext};
 pub use cli_version::{

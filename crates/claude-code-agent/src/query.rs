@@ -12,7 +12,7 @@ use crate::control::Control;
 use crate::error::Result;
 use crate::message::{ContentBlock, Message, UserInput};
 use crate::options::Options;
-use crate::session::queue::Inbox;
+use crate::queue::Inbox;
 use crate::session::{Connection, Session};
 use crate::stream::MessageStream;
 

@@ -12,7 +12,6 @@ use tokio::sync::Notify;
 use tokio::time::{Instant, sleep_until};
 
 use super::Error;
-use super::engine::fmt_duration;
 
 /// A request whose timeout restarts on progress: the token its progress
 /// comes with, and what is told when it comes.
@@ -105,6 +104,15 @@ pub(crate) async fn within<F: Future>(
             () = progressed => idle = after(Instant::now(), limits.timeout),
             () = sleep_until(deadline) => return Err(expired),
         }
+    }
+}
+
+/// `5s`, or `1500ms` when not whole seconds.
+pub(crate) fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
     }
 }
 

@@ -13,10 +13,13 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod direct;
+
 use super::answer::Answer;
-use super::deadline::{self, Limits, ProgressWatch};
+use super::deadline::{self, Limits, ProgressWatch, fmt_duration};
 use super::error::{error_chain, response_outcome};
 use super::in_process::InProcessTransport;
+use super::notify::Heard;
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{Error, ServerNotification, ServerState};
@@ -35,14 +38,6 @@ const BACKGROUND_SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// [`NotificationStream`](super::NotificationStream); past this it loses
 /// the oldest ones.
 pub const NOTIFICATION_BUFFER: usize = 1024;
-
-/// A notification as the streams get it: with the `subscriptions/listen`
-/// request it came on, if any (`_meta`'s subscription id).
-#[derive(Debug, Clone)]
-pub(crate) struct Heard {
-    pub(crate) subscription: Option<Value>,
-    pub(crate) note: ServerNotification,
-}
 
 /// One of our requests waiting for its answer.
 struct Waiter {
@@ -562,12 +557,4 @@ fn request_key(id: &Value) -> Option<RequestId> {
         _ => None,
     }
     .map(RequestId::from)
-}
-
-pub(crate) fn fmt_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }

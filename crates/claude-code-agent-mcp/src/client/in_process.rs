@@ -1,24 +1,19 @@
 //! The in-process transport: calls a [`Handler`] directly.
 
 use std::any::Any;
-use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
+use std::task::Context;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use super::Error;
-use super::deadline::{self, Limits};
-use super::engine::Inner;
 use super::error::Panicked;
-use super::options::RequestOptions;
 use super::transport::{Inbox, SendOptions, Transport};
 use crate::server::{DirectCall, Handler, RequestContext, Server, Session};
-use crate::types::{CallToolResult, PROTOCOL_VERSION_META};
+use crate::types::PROTOCOL_VERSION_META;
 
 /// A stateless `_meta` and the context calls carrying it are served in.
 type StatelessContext = (Arc<Map<String, Value>>, RequestContext);
@@ -97,7 +92,7 @@ impl InProcessTransport {
     /// `tools/call` served by the server without the JSON-RPC envelope,
     /// started at once (the handler polled once with `cx`): the outcome
     /// the client would decode from the reply, or the call still running.
-    fn start_call<'a>(
+    pub(crate) fn start_call<'a>(
         &'a self,
         id: &Value,
         name: &str,
@@ -132,155 +127,6 @@ impl InProcessTransport {
             _ => (plain(), false),
         };
         Ok(server.start_call_direct(id, name, Some(arguments), meta, ctx, prepared, cx))
-    }
-}
-
-impl Inner {
-    /// Whether a `tools/call` with `options` may go straight to the
-    /// in-process server ([`call_tool_direct`](Self::call_tool_direct)):
-    /// the client has one, and the call needs nothing only the request
-    /// table gives (a timeout that progress restarts).
-    pub(crate) fn can_call_direct(&self, options: &RequestOptions) -> bool {
-        self.direct
-            .as_ref()
-            .is_some_and(InProcessTransport::is_direct)
-            && !options.reset_timeout_on_progress
-            && !options.unbounded
-    }
-
-    /// `tools/call` straight to the in-process server (when
-    /// [`can_call_direct`](Self::can_call_direct)). Resolves to what
-    /// [`request`](Self::request) and decoding the result would: the
-    /// server runs the same code (validation, timeout, panic capture,
-    /// cap), the client keeps its timeout, its close and its cancellation
-    /// (dropping the future drops the call, whose token fires).
-    pub(crate) fn call_tool_direct<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: Value,
-        options: RequestOptions,
-    ) -> DirectCallFuture<'a> {
-        let limits = Limits {
-            timeout: options.timeout.unwrap_or(self.options.request_timeout),
-            cap: options.max_total_timeout,
-            reset_on_progress: false,
-        };
-        DirectCallFuture {
-            inner: self,
-            name,
-            state: DirectState::Start {
-                arguments,
-                meta: self.direct_meta(options.meta),
-                limits,
-            },
-        }
-    }
-
-    /// The rest of a direct call its first poll left running, within the
-    /// client's limits and until the client closes. Dropping this future
-    /// drops the call, whose token fires.
-    async fn finish_direct(
-        &self,
-        running: BoxFuture<'_, Result<CallToolResult, crate::jsonrpc::ErrorObject>>,
-        limits: Limits,
-    ) -> Result<CallToolResult, Error> {
-        let exchange = async {
-            tokio::select! {
-                biased;
-                outcome = running => outcome.map_err(Error::from),
-                () = self.closing.cancelled() => Err(self.closed_error()),
-            }
-        };
-        match deadline::within(exchange, limits, None).await {
-            Ok(outcome) => outcome,
-            Err(expired) => Err(limits.error("tools/call", expired)),
-        }
-    }
-
-    /// The `_meta` a request with `meta` carries (as `with_meta` puts it in
-    /// the params), shared: the stateless `_meta` itself when the request
-    /// adds none.
-    fn direct_meta(&self, meta: Option<Map<String, Value>>) -> Option<Arc<Map<String, Value>>> {
-        let stateless = self.stateless_meta.get();
-        match (stateless, meta) {
-            (None, None) => None,
-            (Some(stateless), None) => Some(Arc::clone(stateless)),
-            (stateless, Some(meta)) => {
-                let mut all = stateless.map(|s| (**s).clone()).unwrap_or_default();
-                all.extend(meta);
-                Some(Arc::new(all))
-            }
-        }
-    }
-}
-
-/// A `tools/call` on the in-process direct path
-/// ([`Inner::call_tool_direct`]), written out rather than an `async fn`:
-/// the call's state is a few words, not the kilobyte that nested `async`
-/// functions hold (and copy) for arguments, options and locals.
-///
-/// Started synchronously in its first poll (the server gets the task's
-/// `Context`): most calls are answered there, with no timer armed and
-/// nothing boxed. A call the first poll leaves running continues in one
-/// boxed future within the client's limits ([`Inner::finish_direct`]).
-pub(crate) struct DirectCallFuture<'a> {
-    inner: &'a Inner,
-    name: &'a str,
-    state: DirectState<'a>,
-}
-
-enum DirectState<'a> {
-    /// Not polled yet.
-    Start {
-        arguments: Value,
-        meta: Option<Arc<Map<String, Value>>>,
-        limits: Limits,
-    },
-    /// Left running by its first poll.
-    Running(BoxFuture<'a, Result<CallToolResult, Error>>),
-    /// Answered.
-    Done,
-}
-
-impl Future for DirectCallFuture<'_> {
-    type Output = Result<CallToolResult, Error>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let mut running = match std::mem::replace(&mut this.state, DirectState::Done) {
-            DirectState::Running(running) => running,
-            DirectState::Done => panic!("a tools/call future polled after it completed"),
-            DirectState::Start {
-                arguments,
-                meta,
-                limits,
-            } => {
-                let inner = this.inner;
-                let Some(direct) = inner.direct.as_ref() else {
-                    return Poll::Ready(Err(Error::transport(
-                        "MCP in-process: no direct transport",
-                    )));
-                };
-                if inner.is_closed() {
-                    return Poll::Ready(Err(inner.closed_error()));
-                }
-                let id = inner.next_id().to_value();
-                match direct.start_call(&id, this.name, arguments, meta, cx) {
-                    Err(error) => return Poll::Ready(Err(error)),
-                    Ok(DirectCall::Done(outcome)) => {
-                        return Poll::Ready(outcome.map_err(Error::from));
-                    }
-                    Ok(DirectCall::Running(running)) => {
-                        Box::pin(inner.finish_direct(running, limits))
-                    }
-                }
-            }
-        };
-        let poll = running.as_mut().poll(cx);
-        if poll.is_pending() {
-            this.state = DirectState::Running(running);
-        }
-        poll
     }
 }
 

@@ -10,8 +10,15 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use super::engine::Heard;
 use crate::types::{LoggingMessage, ProgressNotification};
+
+/// A notification as the streams get it: with the `subscriptions/listen`
+/// request it came on, if any (`_meta`'s subscription id).
+#[derive(Debug, Clone)]
+pub(crate) struct Heard {
+    pub(crate) subscription: Option<Value>,
+    pub(crate) note: ServerNotification,
+}
 
 /// A notification the server sent.
 ///

@@ -117,7 +117,7 @@ impl McpClient {
                 task.abort();
                 return Err(Error::timeout(format!(
                     "subscriptions/listen: no acknowledgement within {}",
-                    super::engine::fmt_duration(timeout)
+                    super::deadline::fmt_duration(timeout)
                 )));
             }
         };

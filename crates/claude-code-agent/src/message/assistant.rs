@@ -3,7 +3,7 @@
 use serde_json::Value;
 
 use super::content::{ContentBlock, ThinkingBlock, ToolUseBlock, join_text};
-use super::wire::{string_enum, wire_struct};
+use crate::wire::{string_enum, wire_struct};
 
 string_enum! {
     /// The `error` of a synthetic assistant message that reports an API failure.

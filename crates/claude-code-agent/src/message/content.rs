@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
-use super::wire::{Wire, str_at, wire_struct};
+use crate::wire::{Wire, str_at, wire_struct};
 
 wire_struct! {
     /// `{"type":"text","text":…}`.

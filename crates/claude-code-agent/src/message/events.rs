@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::wire::wire_struct;
+use crate::wire::wire_struct;
 
 wire_struct! {
     /// `auth_status`: progress of an authentication the CLI runs.

@@ -33,8 +33,6 @@ mod system_events;
 #[cfg(test)]
 mod tests;
 mod user;
-pub(crate) mod wire;
-mod wire_enums;
 
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
@@ -65,7 +63,7 @@ pub use system::{
 };
 pub use user::{Priority, UserBody, UserInput, UserMessage};
 
-use wire::{Wire, str_at};
+use crate::wire::{Wire, str_at};
 
 /// Declares [`Message`] and its accessors from one list of top-level
 /// types; every payload but `system` and `keep_alive` has `session_id` and

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::assistant::Usage;
-use super::wire::{string_enum, wire_struct};
+use crate::wire::{string_enum, wire_struct};
 
 string_enum! {
     /// `result.subtype`. Note that an API error is reported as `Success` with

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::content::ContentBlock;
-use super::wire::{string_enum, wire_enum, wire_struct};
+use crate::wire::{string_enum, wire_enum, wire_struct};
 
 wire_struct! {
     /// `content_block_delta` payload `text_delta`.

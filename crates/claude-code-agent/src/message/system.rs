@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::wire::{string_enum, wire_enum, wire_struct};
-use crate::protocol::{McpServerState, PermissionMode};
+use crate::shared_types::{McpServerState, PermissionMode};
+use crate::wire::{string_enum, wire_enum, wire_struct};
 
 pub use super::system_events::{
     CommandsChanged, ControlRequestProgress, ElicitationComplete, FileFailure, FilesPersisted,

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
-use super::wire::wire_struct;
-use crate::protocol::SlashCommand;
+use crate::shared_types::SlashCommand;
+use crate::wire::wire_struct;
 
 /// Declares a `system` message struct with `session_id` and `uuid`.
 macro_rules! system_event {

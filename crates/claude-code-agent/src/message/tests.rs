@@ -2,8 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::wire::{AsWire, Wire, take_nul, take_opt};
 use super::{ContentBlock, Message, MessageContent, ResultMessage, UserInput};
+use crate::wire::{AsWire, Wire, take_nul, take_opt};
 
 fn ser<T: Wire>(t: &T) -> Value {
     serde_json::to_value(AsWire(t)).unwrap()

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::content::{ContentBlock, MessageContent, ToolResultBlock};
-use super::wire::{string_enum, wire_struct};
+use crate::wire::{string_enum, wire_struct};
 
 wire_struct! {
     /// The API message inside a user message (`message`).

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::message::wire::wire_struct;
 use crate::protocol::ThinkingDisplay;
+use crate::wire::wire_struct;
 
 /// The system prompt the CLI runs with.
 #[derive(Debug, Clone, Default, PartialEq)]

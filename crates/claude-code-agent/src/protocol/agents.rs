@@ -3,8 +3,8 @@
 use serde_json::Value;
 
 use super::controls::Effort;
-use super::permission::PermissionMode;
-use crate::message::wire::wire_struct;
+use crate::shared_types::PermissionMode;
+use crate::wire::wire_struct;
 
 wire_struct! {
     /// A subagent definition (`initialize.agents.<name>`).

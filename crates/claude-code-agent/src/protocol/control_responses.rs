@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
-use super::responses::{AgentInfo, McpServerStatus, SlashCommand};
-use crate::message::wire::wire_struct;
+use super::responses::{AgentInfo, McpServerStatus};
+use crate::shared_types::SlashCommand;
+use crate::wire::wire_struct;
 
 wire_struct! {
     /// One row of a [`ContextUsage`]: what fills the context window.

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::hooks::ElicitationAction;
-use crate::message::wire::{string_enum, wire_struct};
+use crate::wire::{string_enum, wire_struct};
 
 string_enum! {
     /// `mode` of an elicitation.

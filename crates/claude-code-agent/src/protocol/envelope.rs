@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::requests::{CliRequest, McpMessageRequest, SdkRequest};
 use crate::message::Message;
-use crate::message::wire::{Wire, str_at, wire_enum, wire_struct};
+use crate::wire::{Wire, str_at, wire_enum, wire_struct};
 
 wire_struct! {
     /// `{"type":"control_request","request_id":…,"request":{"subtype":…}}` sent

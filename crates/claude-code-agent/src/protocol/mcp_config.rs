@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::mcp::{Handler, Server};
-use crate::message::wire::{Wire, str_at, wire_struct};
+use crate::wire::{Wire, str_at, wire_struct};
 
 wire_struct! {
     /// `{"type":"stdio","command":…,"args":[…],"env":{…}}` (`type` is optional on input).

@@ -15,6 +15,7 @@ mod permission;
 mod requests;
 mod responses;
 
+pub use crate::shared_types::{McpServerState, PermissionMode, SlashCommand};
 pub use agents::AgentDefinition;
 pub use control_responses::{
     BackgroundTasksResponse, ContextCategory, ContextUsage, McpPermissionOverrideResponse,
@@ -52,8 +53,8 @@ pub use mcp_config::{
     StdioServerConfig,
 };
 pub use permission::{
-    PermissionBehavior, PermissionDestination, PermissionMode, PermissionResult, PermissionRule,
-    PermissionUpdate, PermissionUpdateKind,
+    PermissionBehavior, PermissionDestination, PermissionResult, PermissionRule, PermissionUpdate,
+    PermissionUpdateKind,
 };
 pub use requests::{
     CanUseToolRequest, CliRequest, GetContextUsageRequest, GetSettingsRequest, HookCallbackRequest,
@@ -64,6 +65,6 @@ pub use requests::{
 };
 pub use responses::{
     AccountInfo, AgentInfo, InitializeResponse, InterruptResponse, McpMessageResponse,
-    McpServerInfo, McpServerState, McpServerStatus, McpSetServersResponse, McpStatusResponse,
-    McpToolInfo, ModelInfo, SetModelResponse, SetPermissionModeResponse, SlashCommand,
+    McpServerInfo, McpServerStatus, McpSetServersResponse, McpStatusResponse, McpToolInfo,
+    ModelInfo, SetModelResponse, SetPermissionModeResponse,
 };

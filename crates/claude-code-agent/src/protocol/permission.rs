@@ -3,25 +3,8 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::message::wire::{Wire, string_enum, wire_struct};
-
-string_enum! {
-    /// The CLI's permission mode (`--permission-mode`, `set_permission_mode`).
-    pub enum PermissionMode default Default {
-        /// Ask for anything not allowed by rules.
-        "default" => Default,
-        /// Accept file edits without asking.
-        "acceptEdits" => AcceptEdits,
-        /// Plan only; no edits.
-        "plan" => Plan,
-        /// Allow everything (as root only with `IS_SANDBOX=1`).
-        "bypassPermissions" => BypassPermissions,
-        /// Deny instead of asking.
-        "dontAsk" => DontAsk,
-        /// Let a classifier decide.
-        "auto" => Auto,
-    }
-}
+use crate::shared_types::PermissionMode;
+use crate::wire::{Wire, string_enum, wire_struct};
 
 string_enum! {
     /// What a permission rule does.

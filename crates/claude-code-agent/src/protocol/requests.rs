@@ -1,6 +1,8 @@
 //! Control request payloads (`request` of a `control_request`), both
 //! directions.
 
+mod constructors;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
@@ -15,8 +17,9 @@ use super::controls::{
 use super::dialogs::{ElicitationRequest, UserDialogRequest};
 use super::hooks::{HookEvent, HookFailure, HookInput};
 use super::mcp_config::McpServerConfig;
-use super::permission::{PermissionMode, PermissionUpdate};
-use crate::message::wire::{wire_enum, wire_struct};
+use super::permission::PermissionUpdate;
+use crate::shared_types::PermissionMode;
+use crate::wire::{wire_enum, wire_struct};
 
 // ---------------------------------------------------------------- CLI → SDK
 

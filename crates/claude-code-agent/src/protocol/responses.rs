@@ -3,25 +3,9 @@
 use serde_json::{Map, Value};
 
 use super::mcp_config::McpServerConfig;
-use super::permission::PermissionMode;
 use crate::message::SessionState;
-use crate::message::wire::{string_enum, wire_struct};
-
-string_enum! {
-    /// Connection state of an MCP server.
-    pub enum McpServerState default Pending {
-        /// Connected; tools are available.
-        "connected" => Connected,
-        /// The connection or handshake failed.
-        "failed" => Failed,
-        /// Disabled by `mcp_toggle`.
-        "disabled" => Disabled,
-        /// Still connecting.
-        "pending" => Pending,
-        /// Needs OAuth.
-        "needs-auth" => NeedsAuth,
-    }
-}
+use crate::shared_types::{McpServerState, PermissionMode, SlashCommand};
+use crate::wire::wire_struct;
 
 wire_struct! {
     /// `serverInfo` of an MCP server.
@@ -150,22 +134,6 @@ impl McpMessageResponse {
         let mut map = self.extra;
         map.insert("mcp_response".into(), self.mcp_response);
         Value::Object(map)
-    }
-}
-
-wire_struct! {
-    /// A slash command (initialize response).
-    pub struct SlashCommand {
-        /// Name without `/`.
-        req name: String = "name",
-        /// What it does.
-        opt description: String = "description",
-        /// Argument hint.
-        opt argument_hint: String = "argumentHint",
-        /// Built into the CLI.
-        opt builtin: bool = "builtin",
-        /// Other names.
-        opt aliases: Vec<String> = "aliases",
     }
 }
 

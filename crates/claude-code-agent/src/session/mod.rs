@@ -7,7 +7,7 @@
 //!   to its waiter, a withdrawal to the request it names, a CLI request to
 //!   its handler ([`answer`]: polled once inline, a task of its own only if
 //!   it is not done at once), and every other message into the user's
-//!   [queue](queue), bounded in bytes. It never waits for the user nor
+//!   [queue](crate::queue), bounded in bytes. It never waits for the user nor
 //!   awaits a handler, so control traffic and tool calls flow however slowly
 //!   the user reads.
 //! * Everything written to the CLI goes through the one [`LineWriter`],
@@ -30,7 +30,6 @@
 //! answer that cannot come.
 
 mod answer;
-pub(crate) mod queue;
 mod reader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -53,8 +52,8 @@ use crate::protocol::{
     ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
     SdkControlRequest, SdkRequest,
 };
+use crate::queue::{self, Inbox, MessageSender, message_queue};
 use crate::transport::{self, ChildHandle, LineWriter, ShutdownTimeouts, SpawnConfig};
-use queue::{Inbox, MessageSender, message_queue};
 
 /// How one of our control requests ended: the CLI's answer, or how the CLI
 /// ended before answering.

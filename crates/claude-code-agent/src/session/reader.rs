@@ -20,11 +20,11 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::Connection;
-use super::queue::{MessageSender, Overflow, json_size};
 use crate::error::{Error, Result};
 use crate::mcp::transport::{Parsed, parse_object};
 use crate::message::Message;
 use crate::protocol::{ControlRequest, Incoming};
+use crate::queue::{MessageSender, Overflow, json_size};
 use crate::transport::{BlockingPipe, LineReader, Read};
 
 /// Starts the reader thread for `reader`, and the task that ends the

@@ -46,5 +46,6 @@ mod prop_control;
 mod sessions_fixture;
 mod support;
 mod tidy;
+mod tidy_layers;
 mod tidy_parity;
 mod tidy_targets;

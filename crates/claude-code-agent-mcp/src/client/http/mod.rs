@@ -43,6 +43,7 @@
 //! the connection is dropped without reading on; the client stays usable.
 
 mod body;
+mod get;
 mod session;
 mod sse;
 mod stream;
@@ -227,7 +228,7 @@ pub(crate) fn start_get_stream(shared: &Arc<Shared>) -> Option<oneshot::Receiver
     }
     let runtime = tokio::runtime::Handle::try_current().ok()?;
     let (answered, receiver) = oneshot::channel();
-    *task = Some(runtime.spawn(stream::get_stream(Arc::clone(shared), answered)));
+    *task = Some(runtime.spawn(get::get_stream(Arc::clone(shared), answered)));
     Some(receiver)
 }
 
@@ -356,7 +357,7 @@ impl Transport for HttpTransport {
                 *lock(&shared.init_message) = Some(message.clone());
             }
             let initialized = method == Some("notifications/initialized");
-            stream::post(shared, message, &options).await?;
+            session::post(shared, message, &options).await?;
             if initialized && let Some(answered) = start_get_stream(shared) {
                 // The session is open: listen for what it sends on its own,
                 // and wait until the server has the stream. A server sends

@@ -3,7 +3,8 @@
 //! client MUST start a new one with a fresh `initialize`. This is done here,
 //! once for every message that met the 404, with the `initialize` first
 //! sent; if the server will not open a new session on the revision already
-//! negotiated, the transport closes, saying why.
+//! negotiated, the transport closes, saying why. [`post`] sends a message
+//! once more on the new session.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -15,6 +16,44 @@ use super::{Shared, lock};
 use crate::client::error::error_chain;
 use crate::client::{Error, SendOptions, response_outcome};
 use crate::jsonrpc;
+
+/// POSTs one message and delivers everything the answer carries. When the
+/// server answers 404 to the session, a new session is started and the
+/// message sent once more; if that fails, the transport is closed.
+pub(crate) async fn post(
+    shared: &Arc<Shared>,
+    message: Value,
+    options: &SendOptions,
+) -> Result<(), Error> {
+    let sink = |m| deliver(shared, m);
+    let stale = match stream::post_once(shared, &message, options, &sink).await {
+        Ok(()) => return Ok(()),
+        Err(Attempt::Failed(e)) => return Err(e),
+        Err(Attempt::Expired(stale)) => stale,
+        Err(Attempt::Lost(stale)) => {
+            // Not sent again: the old session may have acted on it.
+            renew(shared, &stale).await?;
+            return Err(Error::transport(format!(
+                "HTTP {}: the MCP session ended before the response came (resuming its stream got 404); a new session was started, but the message was not sent again",
+                url(shared)
+            ))
+            .with_status(404));
+        }
+    };
+    renew(shared, &stale).await?;
+    match stream::post_once(shared, &message, options, &sink).await {
+        Ok(()) => Ok(()),
+        Err(Attempt::Failed(e)) => Err(e),
+        Err(Attempt::Expired(_) | Attempt::Lost(_)) => Err(fail(
+            shared,
+            Error::closed(format!(
+                "HTTP 404 from {}: the MCP session expired, and the server answered 404 again on the new session",
+                url(shared)
+            ))
+            .with_status(404),
+        )),
+    }
+}
 
 /// Starts a new session in place of `stale` (unless another message did
 /// already). On failure the transport is closed and the error says why.

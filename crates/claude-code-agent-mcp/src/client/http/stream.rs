@@ -1,8 +1,9 @@
 //! One POST and what comes back: a JSON body or an SSE stream, resumed with
-//! GET + `Last-Event-ID` when it is cut before the response; the standalone
-//! GET stream. A 404 on the session starts a new one ([`session`](super::session)).
+//! GET + `Last-Event-ID` when it is cut before the response; opening a GET
+//! stream. A 404 on the session is reported, not acted on: what starts a new
+//! session is in [`session`](super::session), the standalone GET stream in
+//! [`get`](super::get).
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -10,10 +11,8 @@ use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
-use tokio::sync::oneshot;
 
 use super::body::{BodyError, read_capped};
-use super::session;
 use super::sse::{SseEvent, SseParser};
 use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock, post_headers};
 use crate::client::error::error_chain;
@@ -21,7 +20,7 @@ use crate::client::{Error, SendOptions};
 use crate::transport::json::{self, envelope};
 
 /// The default wait before resuming a stream when the server gave no `retry:`.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
 pub(crate) fn url(shared: &Shared) -> &str {
     &shared.options.url
@@ -51,44 +50,6 @@ pub(crate) enum Attempt {
 impl From<Error> for Attempt {
     fn from(e: Error) -> Self {
         Self::Failed(e)
-    }
-}
-
-/// POSTs one message and delivers everything the answer carries. When the
-/// server answers 404 to the session, a new session is started and the
-/// message sent once more; if that fails, the transport is closed.
-pub(crate) async fn post(
-    shared: &Arc<Shared>,
-    message: Value,
-    options: &SendOptions,
-) -> Result<(), Error> {
-    let sink = |m| deliver(shared, m);
-    let stale = match post_once(shared, &message, options, &sink).await {
-        Ok(()) => return Ok(()),
-        Err(Attempt::Failed(e)) => return Err(e),
-        Err(Attempt::Expired(stale)) => stale,
-        Err(Attempt::Lost(stale)) => {
-            // Not sent again: the old session may have acted on it.
-            session::renew(shared, &stale).await?;
-            return Err(Error::transport(format!(
-                "HTTP {}: the MCP session ended before the response came (resuming its stream got 404); a new session was started, but the message was not sent again",
-                url(shared)
-            ))
-            .with_status(404));
-        }
-    };
-    session::renew(shared, &stale).await?;
-    match post_once(shared, &message, options, &sink).await {
-        Ok(()) => Ok(()),
-        Err(Attempt::Failed(e)) => Err(e),
-        Err(Attempt::Expired(_) | Attempt::Lost(_)) => Err(session::fail(
-            shared,
-            Error::closed(format!(
-                "HTTP 404 from {}: the MCP session expired, and the server answered 404 again on the new session",
-                url(shared)
-            ))
-            .with_status(404),
-        )),
     }
 }
 
@@ -216,17 +177,17 @@ fn error_status(
 
 /// An SSE event that does not decode: the error that names it, and what
 /// can be read of its envelope.
-struct Invalid {
-    error: Error,
+pub(crate) struct Invalid {
+    pub(crate) error: Error,
     /// It shows a `method`: a request or notification of the server's, not
     /// a response.
-    from_server: bool,
+    pub(crate) from_server: bool,
     /// The id of the response it seems to be.
-    response_id: Option<Value>,
+    pub(crate) response_id: Option<Value>,
 }
 
 /// Delivers one event; says whether it was the response to `request_id`.
-fn on_event(
+pub(crate) fn on_event(
     shared: &Shared,
     sink: Sink<'_>,
     event: &SseEvent,
@@ -364,7 +325,7 @@ async fn read_sse(
 }
 
 /// What a GET got.
-enum Got {
+pub(crate) enum Got {
     Stream(reqwest::Response),
     /// 405: the server offers no stream.
     NotOffered,
@@ -373,7 +334,7 @@ enum Got {
 }
 
 /// Opens a GET SSE stream.
-async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, Error> {
+pub(crate) async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, Error> {
     let mut h = shared.base_headers.clone();
     h.insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
     let session = lock(&shared.session_id).clone();
@@ -412,89 +373,4 @@ async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Result<Got, E
         );
     }
     Ok(Got::Stream(response))
-}
-
-/// The standalone GET stream: notifications and requests outside any
-/// request, resumed after a cut, until the transport closes. A server that
-/// refuses it (405) is left alone; a 404 on the session starts a new one.
-/// `answered` fires once the first GET has been answered or has failed.
-pub(crate) async fn get_stream(shared: Arc<Shared>, answered: oneshot::Sender<()>) {
-    let mut answered = Some(answered);
-    let new_parser = || SseParser::with_max_event_bytes(shared.options.max_message_bytes);
-    let mut parser = new_parser();
-    let mut session = lock(&shared.session_id).clone();
-    let mut failures = 0;
-    while !shared.closed.load(Ordering::Acquire) && failures <= shared.options.max_reconnects {
-        let now = lock(&shared.session_id).clone();
-        if now != session {
-            // A new session: the old one's event ids mean nothing to it.
-            parser = new_parser();
-            session = now;
-        }
-        let retry = parser
-            .retry_ms()
-            .map_or(DEFAULT_RETRY, Duration::from_millis);
-        let got = open_get(&shared, parser.last_event_id()).await;
-        if let Some(answered) = answered.take() {
-            let _ = answered.send(());
-        }
-        let response = match got {
-            Ok(Got::Stream(r)) => r,
-            Ok(Got::NotOffered) => {
-                tracing::debug!("MCP HTTP: the server offers no GET stream (405)");
-                return;
-            }
-            Ok(Got::Expired(stale)) => {
-                failures += 1;
-                if session::renew(&shared, &stale).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-            Err(e) => {
-                tracing::debug!(error = %error_chain(&e), "MCP HTTP: no GET stream");
-                failures += 1;
-                pause(&shared, retry).await;
-                continue;
-            }
-        };
-        failures = 0;
-        let mut body = response.bytes_stream();
-        let sink = |m| deliver(&shared, m);
-        while let Some(Ok(bytes)) = body.next().await {
-            for item in parser.feed_checked(&bytes) {
-                match item {
-                    Ok(event) => {
-                        // A response that cannot be read fails its request.
-                        if let Err(Invalid {
-                            error,
-                            response_id: Some(id),
-                            ..
-                        }) = on_event(&shared, &sink, &event, None)
-                            && let Some(inbox) = shared.inbox.get()
-                        {
-                            inbox.fail(id, error);
-                        }
-                    }
-                    Err(e) => tracing::error!("MCP HTTP: GET stream: {e}; the event was skipped"),
-                }
-            }
-        }
-        parser.finish();
-        failures += 1;
-        let retry = parser
-            .retry_ms()
-            .map_or(DEFAULT_RETRY, Duration::from_millis);
-        pause(&shared, retry).await;
-    }
-}
-
-/// Waits `retry` before reopening the GET stream, or less if a new session
-/// starts meanwhile: what the server sends outside requests is lost while
-/// no stream is open.
-async fn pause(shared: &Shared, retry: Duration) {
-    tokio::select! {
-        () = tokio::time::sleep(retry) => {}
-        () = shared.new_session.notified() => {}
-    }
 }

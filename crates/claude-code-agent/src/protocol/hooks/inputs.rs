@@ -8,8 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use super::super::permission::{PermissionMode, PermissionUpdate};
-use crate::message::wire::wire_struct;
+use super::super::permission::PermissionUpdate;
+use crate::shared_types::PermissionMode;
+use crate::wire::wire_struct;
 
 /// Declares a hook input struct with the fields every event carries
 /// (TypeScript `BaseHookInput`).

@@ -12,7 +12,7 @@ mod output;
 
 use serde_json::Value;
 
-use crate::message::wire::{string_enum, wire_enum};
+use crate::wire::{string_enum, wire_enum};
 
 pub use inputs::*;
 pub use output::{

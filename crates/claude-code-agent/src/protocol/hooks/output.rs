@@ -4,8 +4,8 @@
 use serde_json::{Map, Value};
 
 use super::HookEvent;
-use crate::message::wire::{string_enum, wire_struct};
 use crate::protocol::PermissionResult;
+use crate::wire::{string_enum, wire_struct};
 
 string_enum! {
     /// Top-level `decision` of a hook answer.

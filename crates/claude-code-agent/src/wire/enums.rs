@@ -1,4 +1,4 @@
-//! Macros for open enums (see [`super::wire`]).
+//! Macros for open enums (see [`super`]).
 
 /// Defines an open enum dispatched on a string key of a JSON object: each
 /// variant wraps a [`wire_struct!`] type; anything else (unknown key value, or
@@ -35,7 +35,7 @@ macro_rules! wire_enum {
         impl $name {
             /// Decodes any JSON value; never fails (unknown shapes become `Unknown`).
             pub fn from_value(value: ::serde_json::Value) -> Self {
-                <Self as $crate::message::wire::Wire>::from_wire(value)
+                <Self as $crate::wire::Wire>::from_wire(value)
                     .unwrap_or_else(Self::Unknown)
             }
 
@@ -45,14 +45,14 @@ macro_rules! wire_enum {
             }
         }
 
-        impl $crate::message::wire::Wire for $name {
+        impl $crate::wire::Wire for $name {
             fn from_wire(value: ::serde_json::Value) -> ::std::result::Result<Self, ::serde_json::Value> {
                 let tag = match &value {
-                    ::serde_json::Value::Object(map) => $crate::message::wire::str_at(map, $tag),
+                    ::serde_json::Value::Object(map) => $crate::wire::str_at(map, $tag),
                     _ => None,
                 };
                 let decoded = match tag {
-                    $(Some($val) => <$inner as $crate::message::wire::Wire>::from_wire(value).map(Self::$variant),)*
+                    $(Some($val) => <$inner as $crate::wire::Wire>::from_wire(value).map(Self::$variant),)*
                     _ => Err(value),
                 };
                 Ok(decoded.unwrap_or_else(Self::Unknown))
@@ -164,7 +164,7 @@ macro_rules! string_enum {
             }
         }
 
-        impl $crate::message::wire::Wire for $name {
+        impl $crate::wire::Wire for $name {
             fn from_wire(v: ::serde_json::Value) -> ::std::result::Result<Self, ::serde_json::Value> {
                 match v {
                     ::serde_json::Value::String(s) => Ok(Self::from(s)),
@@ -176,7 +176,7 @@ macro_rules! string_enum {
             }
         }
 
-        impl $crate::message::wire::WireKey for $name {
+        impl $crate::wire::WireKey for $name {
             fn from_key(k: ::std::string::String) -> Self {
                 Self::from(k)
             }

@@ -16,6 +16,8 @@
 //!   CLI expects to see, like `"hooks": null`).
 //! * `def` — `T: Default`; absent/`null` → default; always written.
 
+mod enums;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -318,7 +320,7 @@ macro_rules! wire_struct {
         pub struct $name {
             $(
                 $(#[$fmeta])*
-                pub $field: $crate::message::wire::wire_field_ty!($kind $ty),
+                pub $field: $crate::wire::wire_field_ty!($kind $ty),
             )*
             /// Fields this type does not model, kept as they came so that
             /// nothing is lost when the value is written again.
@@ -334,7 +336,7 @@ macro_rules! wire_struct {
             /// if it is not an object, a tag differs, or a required field is
             /// missing or of the wrong type.
             pub fn from_value(value: ::serde_json::Value) -> ::std::result::Result<Self, ::serde_json::Value> {
-                <Self as $crate::message::wire::Wire>::from_wire(value)
+                <Self as $crate::wire::Wire>::from_wire(value)
             }
 
             /// Encodes as JSON; decoding and re-encoding gives back an equal object.
@@ -343,12 +345,12 @@ macro_rules! wire_struct {
             }
         }
 
-        impl $crate::message::wire::Wire for $name {
+        impl $crate::wire::Wire for $name {
             #[allow(unused_mut)]
             fn from_wire(value: ::serde_json::Value) -> ::std::result::Result<Self, ::serde_json::Value> {
                 let ::serde_json::Value::Object(mut map) = value else { return Err(value) };
-                if !Self::TAGS.iter().all(|(k, v)| $crate::message::wire::tag_ok(&map, k, v))
-                    $(|| !$crate::message::wire::wire_check!($kind $ty, &map, $key))*
+                if !Self::TAGS.iter().all(|(k, v)| $crate::wire::tag_ok(&map, k, v))
+                    $(|| !$crate::wire::wire_check!($kind $ty, &map, $key))*
                 {
                     return Err(::serde_json::Value::Object(map));
                 }
@@ -356,14 +358,14 @@ macro_rules! wire_struct {
                     map.remove(*k);
                 }
                 Ok(Self {
-                    $($field: $crate::message::wire::wire_take!($kind $ty, &mut map, $key),)*
+                    $($field: $crate::wire::wire_take!($kind $ty, &mut map, $key),)*
                     extra: map,
                 })
             }
             fn accepts(value: &::serde_json::Value) -> bool {
                 value.as_object().is_some_and(|map| {
-                    Self::TAGS.iter().all(|(k, v)| $crate::message::wire::tag_ok(map, k, v))
-                        $(&& $crate::message::wire::wire_check!($kind $ty, map, $key))*
+                    Self::TAGS.iter().all(|(k, v)| $crate::wire::tag_ok(map, k, v))
+                        $(&& $crate::wire::wire_check!($kind $ty, map, $key))*
                 })
             }
         }
@@ -375,10 +377,10 @@ macro_rules! wire_struct {
                 for (k, v) in Self::TAGS {
                     m.serialize_entry(k, v)?;
                 }
-                $($crate::message::wire::wire_ser!($kind, m, $key, &self.$field, &self.extra);)*
+                $($crate::wire::wire_ser!($kind, m, $key, &self.$field, &self.extra);)*
                 for (k, v) in &self.extra {
                     let shadowed = Self::TAGS.iter().any(|(t, _)| t == k)
-                        $(|| (k == $key && $crate::message::wire::wire_is_set!($kind, &self.$field, &self.extra, $key)))*;
+                        $(|| (k == $key && $crate::wire::wire_is_set!($kind, &self.$field, &self.extra, $key)))*;
                     if !shadowed {
                         m.serialize_entry(k, v)?;
                     }
@@ -390,7 +392,7 @@ macro_rules! wire_struct {
         impl<'de> ::serde::Deserialize<'de> for $name {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
                 let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(d)?;
-                <Self as $crate::message::wire::Wire>::from_wire(value).map_err(|_| {
+                <Self as $crate::wire::Wire>::from_wire(value).map_err(|_| {
                     <D::Error as ::serde::de::Error>::custom(concat!(
                         "not a valid ", stringify!($name),
                         " (expected an object with fields ", stringify!($($key),*), ")"
@@ -412,7 +414,7 @@ pub(crate) use wire_field_ty;
 
 macro_rules! wire_check {
     (req $ty:ty, $map:expr, $key:expr) => {
-        $crate::message::wire::check_req::<$ty>($map, $key)
+        $crate::wire::check_req::<$ty>($map, $key)
     };
     ($other:ident $ty:ty, $map:expr, $key:expr) => {
         true
@@ -422,39 +424,39 @@ pub(crate) use wire_check;
 
 macro_rules! wire_take {
     (req $ty:ty, $map:expr, $key:expr) => {
-        $crate::message::wire::take_req::<$ty>($map, $key)
+        $crate::wire::take_req::<$ty>($map, $key)
     };
     (def $ty:ty, $map:expr, $key:expr) => {
-        $crate::message::wire::take_def::<$ty>($map, $key)
+        $crate::wire::take_def::<$ty>($map, $key)
     };
     (opt $ty:ty, $map:expr, $key:expr) => {
-        $crate::message::wire::take_opt::<$ty>($map, $key)
+        $crate::wire::take_opt::<$ty>($map, $key)
     };
     (nul $ty:ty, $map:expr, $key:expr) => {
-        $crate::message::wire::take_nul::<$ty>($map, $key)
+        $crate::wire::take_nul::<$ty>($map, $key)
     };
 }
 pub(crate) use wire_take;
 
 macro_rules! wire_ser {
     (req, $m:ident, $key:expr, $f:expr, $extra:expr) => {
-        $m.serialize_entry($key, &$crate::message::wire::AsWire($f))?
+        $m.serialize_entry($key, &$crate::wire::AsWire($f))?
     };
     // A raw (wrong-typed) value kept in `extra` wins over the default.
     (def, $m:ident, $key:expr, $f:expr, $extra:expr) => {
         if !$extra.contains_key($key) {
-            $m.serialize_entry($key, &$crate::message::wire::AsWire($f))?
+            $m.serialize_entry($key, &$crate::wire::AsWire($f))?
         }
     };
     (opt, $m:ident, $key:expr, $f:expr, $extra:expr) => {
         if let Some(v) = $f {
-            $m.serialize_entry($key, &$crate::message::wire::AsWire(v))?
+            $m.serialize_entry($key, &$crate::wire::AsWire(v))?
         }
     };
     // `None` is written as `null` unless a raw value is kept in `extra`.
     (nul, $m:ident, $key:expr, $f:expr, $extra:expr) => {
         match $f {
-            Some(v) => $m.serialize_entry($key, &$crate::message::wire::AsWire(v))?,
+            Some(v) => $m.serialize_entry($key, &$crate::wire::AsWire(v))?,
             None if !$extra.contains_key($key) => $m.serialize_entry($key, &())?,
             None => {}
         }
@@ -476,4 +478,4 @@ macro_rules! wire_is_set {
 }
 pub(crate) use wire_is_set;
 
-pub(crate) use super::wire_enums::{string_enum, wire_enum};
+pub(crate) use enums::{string_enum, wire_enum};
