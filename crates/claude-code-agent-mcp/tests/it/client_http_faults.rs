@@ -229,21 +229,48 @@ async fn an_sse_event_that_is_not_json_fails_its_call_saying_so() {
     assert!(e.is_invalid_response(), "{e:?}");
     let text = e.to_string();
     assert!(
-        text.contains(": an SSE event is not valid JSON (expected ident at line 1 column "),
+        text.contains(": an SSE event is not valid JSON: "),
         "{text}"
     );
     assert!(text.ends_with(r#""result":{"isError":tru}}"#), "{text}");
+    // serde's reason is the source, not repeated in the message.
+    let serde = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .unwrap_or_else(|| panic!("no serde_json source: {e:?}"));
+    assert!(
+        serde
+            .to_string()
+            .starts_with("expected ident at line 1 column "),
+        "{serde}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
     // A notification that is not JSON, then the end: the end is blamed,
     // and the event named.
     let (e, _) = fails(&client, "bad_note").await;
     let text = e.to_string();
     assert!(
-        text.contains("the SSE stream ended (after a message it could not read: HTTP ")
-            && text.contains(r#"an SSE event is not valid JSON (expected value at line 1 column "#)
-            && text.contains(r#"): {"jsonrpc":"2.0","method":"notifications/progress""#)
-            && text.ends_with("before the response, with no event id to resume from"),
+        text.contains("the SSE stream ended after an event it could not read before the response, with no event id to resume from"),
         "{text}"
+    );
+    // The event is the cause: its excerpt, and serde's reason below it.
+    let event = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<claude_code_agent_mcp::client::Error>())
+        .unwrap_or_else(|| panic!("no source: {e:?}"));
+    assert!(event.is_invalid_response(), "{event:?}");
+    assert!(
+        event.to_string().contains(
+            r#"an SSE event is not valid JSON: {"jsonrpc":"2.0","method":"notifications/progress""#
+        ),
+        "{event}"
+    );
+    let serde = std::error::Error::source(event)
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .unwrap_or_else(|| panic!("no serde_json source: {event:?}"));
+    assert!(
+        serde
+            .to_string()
+            .starts_with("expected value at line 1 column "),
+        "{serde}"
     );
     still_works(&client).await;
     client.close().await.unwrap();

@@ -283,17 +283,19 @@ async fn read_sse(
             return Err(shared.closed_error().into());
         }
         let mut how = if broke.is_some() { "broke" } else { "ended" }.to_owned();
-        // The read error, if the stream broke, is the cause.
+        if skipped.is_some() {
+            how.push_str(" after an event it could not read");
+        }
+        // The cause: the read error if the stream broke, else the event
+        // that could not be read (its excerpt and serde's reason).
         let failed = |message: String| {
             let e = Error::transport(message);
-            Attempt::Failed(match broke {
-                Some(cause) => e.with_source(cause),
-                None => e,
+            Attempt::Failed(match (broke, skipped.clone()) {
+                (Some(cause), _) => e.with_source(cause),
+                (None, Some(skipped)) => e.with_source(skipped),
+                (None, None) => e,
             })
         };
-        if let Some(skipped) = &skipped {
-            how.push_str(&format!(" (after a message it could not read: {skipped})"));
-        }
         let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
             return Err(failed(format!(
                 "HTTP {}: the SSE stream {how} before the response{partial}, with no event id to resume from",
