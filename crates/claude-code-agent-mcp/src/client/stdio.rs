@@ -261,11 +261,11 @@ async fn explain(end: End, child: &ProcessWatch, unparsed: &Unparsed) -> Error {
         reason.push_str(&format!(
             "; its last message was cut off ({len} bytes with no line end, not JSON)"
         ));
-    } else if let Some(last) = &unparsed.last {
+    } else if unparsed.last.is_some() {
         let n = unparsed.skipped;
         let lines = if n == 1 { "line" } else { "lines" };
         reason.push_str(&format!(
-            "; before that it wrote {n} {lines} that could not be read, the last: {last}"
+            "; before that it wrote {n} {lines} that could not be read (the last is the source)"
         ));
     }
     let tail = child.stderr_tail();
@@ -274,8 +274,10 @@ async fn explain(end: End, child: &ProcessWatch, unparsed: &Unparsed) -> Error {
         let lines: Vec<&str> = lines.into_iter().rev().collect();
         reason.push_str(&format!("; its stderr ended with: {}", lines.join(" | ")));
     }
-    match failed {
-        Some(e) => Error::closed(reason).with_source(e),
-        None => Error::closed(reason),
+    // The cause: the read error, else the last line that could not be read.
+    match (failed, unparsed.last.clone()) {
+        (Some(e), _) => Error::closed(reason).with_source(e),
+        (None, Some(last)) => Error::closed(reason).with_source(last),
+        (None, None) => Error::closed(reason),
     }
 }

@@ -57,6 +57,14 @@ async fn bounded<T>(f: impl Future<Output = T>) -> (T, Duration) {
 
 /// Calls `tool`, which kills the server: the call must fail promptly with
 /// `Closed`; returns the message.
+/// serde's reason an error gives as its source.
+fn serde_reason(e: &claude_code_agent_mcp::client::Error) -> String {
+    std::error::Error::source(e)
+        .and_then(|s| s.downcast_ref::<serde_json::Error>())
+        .unwrap_or_else(|| panic!("no serde_json source: {e:?}"))
+        .to_string()
+}
+
 async fn dies(client: &McpClient, tool: &str) -> String {
     let (result, took) = bounded(client.call_tool(tool, json!({}))).await;
     let e = result.unwrap_err();
@@ -203,9 +211,10 @@ async fn an_answer_that_is_not_json_fails_its_call_at_once_saying_so() {
     assert!(e.is_invalid_response(), "{e:?}");
     let text = e.to_string();
     assert!(
-        text.starts_with("a line on the MCP server's stdout is not valid JSON (invalid escape"),
+        text.starts_with("a line on the MCP server's stdout is not valid JSON: "),
         "{text}"
     );
+    assert!(serde_reason(&e).starts_with("invalid escape"), "{e:?}");
     assert!(
         text.ends_with(r#""text":"\q"}]}}"#),
         "the line is shown: {text}"
@@ -220,12 +229,27 @@ async fn an_answer_that_is_not_json_fails_its_call_at_once_saying_so() {
             .text_content(),
         "ok"
     );
-    let text = dies(&client, "exit").await;
+    let (result, took) = bounded(client.call_tool("exit", json!({}))).await;
+    let e = result.unwrap_err();
+    assert!(e.is_closed(), "{e:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let text = e.to_string();
     assert!(
         text.contains(
-            "before that it wrote 1 line that could not be read, the last: a line on the MCP server's stdout is not valid JSON (expected ident at line 1 column 2): not json at all"
+            "before that it wrote 1 line that could not be read (the last is the source)"
         ),
         "{text}"
+    );
+    let line = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<claude_code_agent_mcp::client::Error>())
+        .unwrap_or_else(|| panic!("no source: {e:?}"));
+    assert_eq!(
+        line.to_string(),
+        "a line on the MCP server's stdout is not valid JSON: not json at all"
+    );
+    assert!(
+        serde_reason(line).starts_with("expected ident at line 1 column 2"),
+        "{line:?}"
     );
     dead_and_reaped(&client, pid, "exit status: 3").await;
     drop(client);
