@@ -22,7 +22,6 @@
 //! context but not one of its workers) up: use `spawn_blocking` for such
 //! work.
 
-use std::cell::Cell;
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::pin;
@@ -40,46 +39,55 @@ use crate::protocol::{
 };
 
 impl Connection {
-    /// Starts answering one CLI request (see the module docs).
+    /// Starts answering one CLI request (see the module docs): its future
+    /// polled once here, then, if it is not done, in a task of its own.
     pub(super) fn on_control_request(self: &Arc<Self>, request: ControlRequest) {
         let ControlRequest {
             request_id,
             request,
             ..
         } = request;
-        run_inline_or_spawn(serve(self.clone(), request_id, request));
-    }
-}
-
-thread_local! {
-    /// Set while the reader polls a request inline ([`run_inline_or_spawn`]).
-    static INLINE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Polls `future` once here; if it is not done, hands it to a task.
-fn run_inline_or_spawn<F: Future<Output = ()> + Send + 'static>(future: F) {
-    let mut future = Box::pin(future);
-    // The no-op waker is never needed: a future that is pending after this
-    // poll is polled again at once by its task, with the task's waker.
-    let mut cx = Context::from_waker(Waker::noop());
-    /// Restores the flag even if the poll unwinds.
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            INLINE.set(self.0);
+        let mut answering = Box::pin(serve(self.clone(), request_id, request));
+        // The no-op waker is never needed: a future that is pending after
+        // this poll is polled again at once by its task, with the task's
+        // waker.
+        match answering
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            // Answered at once: queued, and written with the other answers
+            // of the lines read together before the reader waits (the
+            // reader flushes). If the buffer is full: sent by a task.
+            Poll::Ready(Some(response)) => match self.writer.queue(&response) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let conn = self.clone();
+                    tokio::spawn(async move { conn.answer(&response).await });
+                }
+                Err(e) => tracing::debug!("answering the CLI failed: {e}"),
+            },
+            Poll::Ready(None) => {}
+            Poll::Pending => {
+                let conn = self.clone();
+                tokio::spawn(async move {
+                    if let Some(response) = answering.await {
+                        conn.answer(&response).await;
+                    }
+                });
+            }
         }
     }
-    let restore = Restore(INLINE.replace(true));
-    let pending = future.as_mut().poll(&mut cx).is_pending();
-    drop(restore);
-    if pending {
-        tokio::spawn(future);
+
+    async fn answer(&self, response: &ControlResponse) {
+        if let Err(e) = self.writer.send(response).await {
+            tracing::debug!("answering the CLI failed: {e}");
+        }
     }
 }
 
-/// Computes the answer to one request and writes it, unless the request
-/// is withdrawn first.
-async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
+/// Computes the answer to one request, unless the request is withdrawn
+/// first (or the session has ended): then `None`, and nothing is answered.
+async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option<ControlResponse> {
     // Callbacks get the withdrawal token up front; an MCP message needs one
     // only if it is still running after its first poll.
     let mut token = match &request {
@@ -113,14 +121,12 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
         withdrawn.as_mut().poll(cx).map(|()| None)
     })
     .await;
-    let Some(outcome) = outcome else {
-        return;
-    };
+    let outcome = outcome?;
     // Withdrawn meanwhile? Then no answer is expected.
     if withdrawn.is_some() && conn.requests.complete_theirs(&id).is_none() {
-        return;
+        return None;
     }
-    let response = match outcome {
+    Some(match outcome {
         Ok(Ok(payload)) => ControlResponse::success(id, payload),
         Ok(Err(message)) => ControlResponse::error(id, message),
         Err(panic) => ControlResponse::error(
@@ -130,23 +136,7 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) {
                 crate::mcp::panic_message(&*panic)
             ),
         ),
-    };
-    // Answered in the reader's inline poll: queued, and written with the
-    // other answers of the lines read at once before the reader waits
-    // (`read` flushes). From a task, or when the buffer is full: sent.
-    if INLINE.get() {
-        match conn.writer.queue(&response) {
-            Ok(true) => return,
-            Ok(false) => {}
-            Err(e) => {
-                tracing::debug!("answering the CLI failed: {e}");
-                return;
-            }
-        }
-    }
-    if let Err(e) = conn.writer.send(&response).await {
-        tracing::debug!("answering the CLI failed: {e}");
-    }
+    })
 }
 
 /// The payload of the success answer to one request, or the text of the
