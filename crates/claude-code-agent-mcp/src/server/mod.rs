@@ -107,8 +107,7 @@ pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
-#[doc(hidden)]
-pub use contain::panic_message;
+pub(crate) use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub(crate) use dispatch::DirectCall;
 pub use handler::ToolHandler;

@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 use super::Connection;
 use super::queue::{MessageSender, Overflow, json_size};
 use crate::error::{Error, Result};
-use crate::mcp::transport::{Parsed, parse_object};
+use crate::mcp::__private::transport::{Parsed, parse_object};
 use crate::message::Message;
 use crate::protocol::{ControlRequest, Incoming};
 use crate::transport::{BlockingPipe, LineReader, Read};
