@@ -20,7 +20,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use claude_code_agent_mcp::__private::transport::{self as mcp, Line, Parsed, SendError, StdioOptions};
+use claude_code_agent_mcp::__private::transport::{
+    self as mcp, Line, Parsed, SendError, StdioOptions,
+};
 use serde::Serialize;
 #[cfg(test)]
 use serde::de::DeserializeOwned;
