@@ -1,8 +1,8 @@
 //! NDJSON framing for every stdio peer: one bounded, cancellation-safe
 //! [`LineReader`] and one [`LineWriter`] that keeps every frame whole.
 //!
-//! Both serve the MCP stdio client ([`StdioTransport`](super::StdioTransport)),
-//! [`serve_lines`](super::serve_lines) and the Claude Code SDK's pipes to
+//! Both serve the MCP stdio client ([`StdioTransport`](crate::client::StdioTransport)),
+//! [`serve_lines`](crate::server::serve_lines) and the Claude Code SDK's pipes to
 //! the CLI.
 //!
 //! The reader hands out each line as a `&[u8]` borrowed from its buffer

@@ -13,7 +13,7 @@ use crate::transport::lines::DEFAULT_MAX_LINE_BYTES;
 pub const DEFAULT_STDERR_TAIL_BYTES: usize = 64 * 1024;
 
 /// How to start a process spoken to over stdio: an MCP server (for
-/// [`StdioTransport`]) or the Claude Code CLI (the SDK fills one in).
+/// [`StdioTransport`](crate::client::StdioTransport)) or the Claude Code CLI (the SDK fills one in).
 ///
 /// ```
 /// use std::time::Duration;
