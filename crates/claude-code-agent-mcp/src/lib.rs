@@ -82,7 +82,8 @@ pub use types::{CallToolResult, Content, LogLevel};
 #[doc = include_str!("../../../docs/mcp-client.md")]
 mod mcp_client_guide {}
 
-/// Not public API: shared with claude-code-agent, no semver promise; do not use.
+/// Not public API: shared with the Claude Code SDK built on this crate, no
+/// semver promise; do not use.
 ///
 /// The transport internals (NDJSON framing, child process groups, the
 /// request table, the lenient JSON decoder, the `x-mcp-header` rules), the
