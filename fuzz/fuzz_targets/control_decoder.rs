@@ -33,7 +33,7 @@ fuzz_target!(|input: &[u8]| {
 fn raw(line: &[u8]) {
     // JSON as the CLI writes it: lone surrogate escapes (a string cut
     // mid-emoji) are U+FFFD (checked on their own by `lenient_json`).
-    let parsed = claude_code_agent_mcp::transport::json::from_slice::<Value>(line);
+    let parsed = claude_code_agent_mcp::__private::transport::json::from_slice::<Value>(line);
     match Incoming::from_slice(line) {
         Ok(incoming) => {
             let v = parsed.expect("decoded a line serde_json rejects");

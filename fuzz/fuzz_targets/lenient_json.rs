@@ -1,5 +1,5 @@
 //! The lenient JSON decoding every transport reads through
-//! (`claude_code_agent_mcp::transport::json`): lone surrogate escapes, which
+//! (`claude_code_agent_mcp::__private::transport::json`): lone surrogate escapes, which
 //! JavaScript and Python write for a string cut mid-emoji, decode to U+FFFD.
 //!
 //! Byte 0 even: the rest is any text — `serde_json`'s fast path unchanged
@@ -15,5 +15,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: &[u8]| {
-    claude_code_agent_mcp::transport::json::fuzz::check_lenient_json(input);
+    claude_code_agent_mcp::__private::transport::json::fuzz::check_lenient_json(input);
 });

@@ -1,5 +1,5 @@
 //! The NDJSON line reader every stdio peer uses
-//! (`claude_code_agent_mcp::transport::LineReader`: the CLI's stdout, MCP stdio
+//! (`claude_code_agent_mcp::__private::transport::LineReader`: the CLI's stdout, MCP stdio
 //! servers and clients) on arbitrary bytes, read in arbitrary chunk sizes
 //! with cancellations, under a small line cap.
 //!
@@ -13,7 +13,7 @@
 //! after it still arrive.
 #![no_main]
 
-use claude_code_agent_mcp::transport::lines::fuzz::check_ndjson_reader;
+use claude_code_agent_mcp::__private::transport::lines::fuzz::check_ndjson_reader;
 use libfuzzer_sys::fuzz_target;
 
 const CAPS: [usize; 8] = [0, 1, 2, 5, 16, 64, 512, 1 << 20];

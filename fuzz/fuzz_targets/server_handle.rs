@@ -429,7 +429,7 @@ fuzz_target!(|input: &[u8]| {
         let lines = input.split(|&b| b == b'\n');
         // As the transports decode them (lone surrogates as U+FFFD).
         let values = lines
-            .filter_map(|l| claude_code_agent_mcp::transport::json::from_slice::<Value>(l).ok());
+            .filter_map(|l| claude_code_agent_mcp::__private::transport::json::from_slice::<Value>(l).ok());
         batch.extend(values.take(12).enumerate().map(|(i, v)| (i as u64, v)));
         u = Unstructured::new(&[]);
     }

@@ -1,5 +1,5 @@
 //! The MCP HTTP client's Server-Sent Events parser
-//! (`claude_code_agent_mcp::client::http::SseParser`) on arbitrary bytes fed in
+//! (`claude_code_agent_mcp::__private::SseParser`) on arbitrary bytes fed in
 //! arbitrary chunks (empty chunks included).
 //!
 //! Input: the low 3 bits of byte 0 say how many chunk-size bytes follow; the
@@ -13,7 +13,7 @@
 //! second line end. Empty chunks are fed unless `FUZZ_SSE_EMPTY_CHUNKS=0`.
 #![no_main]
 
-use claude_code_agent_mcp::client::http::{SseEvent, SseParser};
+use claude_code_agent_mcp::__private::{SseEvent, SseParser};
 use libfuzzer_sys::fuzz_target;
 use std::sync::OnceLock;
 

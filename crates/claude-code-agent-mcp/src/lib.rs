@@ -8,7 +8,6 @@
 //!   [`Server::handle`] (or [`Handler::handle`]), serves every transport;
 //! * [`http_server`] — (feature `http-server`, on by default) any server
 //!   over Streamable HTTP, as an axum router or on its own;
-//! * [`transport`] — what the transports share (the request table);
 //! * [`client`] — an MCP client over in-process, stdio and (feature
 //!   `http-client`, on by default) Streamable HTTP transports.
 //!
@@ -69,7 +68,7 @@ pub mod jsonrpc;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_server;
 pub mod server;
-pub mod transport;
+mod transport;
 pub mod types;
 
 pub use server::{
@@ -83,10 +82,27 @@ pub use types::{CallToolResult, Content, LogLevel};
 #[doc = include_str!("../../../docs/mcp-client.md")]
 mod mcp_client_guide {}
 
-/// Not a public API: the one helper that reads a caught panic's message,
-/// shared with the Claude Code SDK.
+/// Not public API: shared with the Claude Code SDK built on this crate, no
+/// semver promise; do not use.
+///
+/// The transport internals (NDJSON framing, child process groups, the
+/// request table, the lenient JSON decoder, the `x-mcp-header` rules), the
+/// SSE parser and the panic-message helper, which the Claude Code SDK, this
+/// workspace's tooling, fuzz targets and tests share with this crate.
+/// Anything here may change or go in any release.
 #[doc(hidden)]
-pub use server::panic_message;
+pub mod __private {
+    pub use crate::client::headers::encode_header_value;
+    #[cfg(feature = "http-client")]
+    pub use crate::client::http::{SseEvent, SseEventTooLarge, SseParser};
+    pub use crate::server::contain::panic_message;
+
+    /// What the transports share: NDJSON framing, child process groups,
+    /// the request table, lenient JSON, the `x-mcp-header` rules.
+    pub mod transport {
+        pub use crate::transport::*;
+    }
+}
 
 /// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
 pub use schemars;

@@ -1,6 +1,6 @@
 //! Mirroring tool arguments into `Mcp-Param-<Name>` headers (2026-07-28):
 //! the client's side of the shared rules in
-//! [`transport::mcp_headers`](crate::transport::mcp_headers).
+//! `transport::mcp_headers`.
 
 use std::collections::HashMap;
 
@@ -9,8 +9,6 @@ use serde_json::Value;
 use super::Error;
 use crate::transport::mcp_headers::{self, InvalidHeaderValue, ParamHeaders};
 use crate::types::ToolInfo;
-
-pub use crate::transport::mcp_headers::X_MCP_HEADER;
 
 /// Renders a header value; refuses control characters with an
 /// [`ErrorKind::Refused`](super::ErrorKind::Refused) error whose source is

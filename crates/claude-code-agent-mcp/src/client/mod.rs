@@ -56,9 +56,9 @@ mod deadline;
 mod engine;
 mod error;
 mod handshake;
-pub mod headers;
+pub(crate) mod headers;
 #[cfg(feature = "http-client")]
-pub mod http;
+pub(crate) mod http;
 mod in_process;
 mod notify;
 mod options;
@@ -71,9 +71,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
-/// The stdio transport lives in [`crate::transport`]; kept here too.
-pub use crate::transport::StdioOptions;
-pub use error::{Error, ErrorKind, response_outcome};
+pub use crate::transport::{
+    DEFAULT_STDERR_TAIL_BYTES, ShutdownTimeouts, StderrCallback, StdioOptions,
+};
+pub(crate) use error::response_outcome;
+pub use error::{Error, ErrorKind};
 #[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;

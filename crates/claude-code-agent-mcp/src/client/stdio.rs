@@ -48,7 +48,7 @@ const EXPLAIN_LINES: usize = 8;
 /// A message is written by the sending task itself, or, while other
 /// requests are in flight ([`SendOptions::others_in_flight`]), queued and
 /// written by a task together with those sent beside it (one `write`);
-/// at most [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
+/// at most 1 MiB
 /// wait for a server that does not read, after which sends wait.
 pub struct StdioTransport {
     options: StdioOptions,

@@ -69,7 +69,7 @@ impl Inbox {
     /// here but kept as text, and decoded once, into the type the request
     /// wants (a [`CallToolResult`](crate::types::CallToolResult), say);
     /// anything else is parsed into a [`Value`] and delivered. Lone
-    /// surrogate escapes decode to U+FFFD ([`json`](crate::transport::json)).
+    /// surrogate escapes decode to U+FFFD.
     /// Text that is not JSON is the parser's error, and nothing is
     /// delivered.
     pub fn deliver_text(&self, text: &[u8]) -> Result<(), serde_json::Error> {

@@ -260,7 +260,7 @@ where
 /// The message of a caught panic: its `&str` or `String` payload, or a
 /// placeholder. The one helper for every place that catches a panic (a
 /// tool handler, an in-process handler, and the Claude Code SDK's control
-/// handlers, through [`crate::panic_message`]).
+/// handlers, through `__private::panic_message`).
 pub fn panic_message(panic: &(dyn Any + Send)) -> String {
     if let Some(s) = panic.downcast_ref::<&str>() {
         (*s).to_owned()

@@ -107,8 +107,7 @@ pub use crate::types::LogLevel;
 pub use builder::ServerBuilder;
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
-#[doc(hidden)]
-pub use contain::panic_message;
+pub(crate) use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
 pub(crate) use dispatch::DirectCall;
 pub use handler::ToolHandler;
@@ -120,7 +119,6 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
-/// Serving over stdio moved to [`crate::transport`]; kept here too.
 pub use stdio::{SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, serve_lines, serve_stdio};
 pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 

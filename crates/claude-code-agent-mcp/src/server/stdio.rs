@@ -35,7 +35,7 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// the request's id when the text shows it (so the client's call fails at
 /// once instead of waiting for its timeout). Lone surrogate escapes, which
 /// JavaScript and Python clients write for a string cut mid-emoji, decode
-/// to U+FFFD ([`json`](crate::transport::json)). Returns once stdin is
+/// to U+FFFD. Returns once stdin is
 /// closed and every request answered.
 ///
 /// When stdin and stdout are both pipes (a client spawned the server), they
@@ -86,7 +86,7 @@ mod pipes;
 /// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
 ///   batch counts as many as it holds); then reading waits;
 /// * replies are written by their request's task, which waits while more
-///   than [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
+///   than 1 MiB
 ///   wait for a client that does not read: a reply is never dropped;
 /// * what the server sends on its own goes through the session's notifier,
 ///   which cannot wait: a request to the client (`sampling/createMessage`

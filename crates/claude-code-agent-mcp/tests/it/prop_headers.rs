@@ -3,7 +3,7 @@
 //! header; everything else becomes a valid header value that decodes back to
 //! the argument exactly.
 
-use claude_code_agent_mcp::client::headers::encode_header_value;
+use claude_code_agent_mcp::__private::encode_header_value;
 use proptest::prelude::*;
 
 fn unbase64(s: &str) -> Vec<u8> {

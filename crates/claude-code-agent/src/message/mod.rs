@@ -192,7 +192,7 @@ impl Message {
     /// Parses and decodes one line of JSON (lone surrogate escapes, which
     /// the CLI writes for a string cut mid-emoji, decode to U+FFFD).
     pub fn from_slice(line: &[u8]) -> serde_json::Result<Self> {
-        crate::mcp::transport::json::from_slice(line).map(Self::from_value)
+        crate::mcp::__private::transport::json::from_slice(line).map(Self::from_value)
     }
 
     /// Encodes as JSON; equal to the value it was decoded from.

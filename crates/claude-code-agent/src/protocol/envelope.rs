@@ -297,13 +297,14 @@ impl Incoming {
         if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
             return Ok(Self::ControlRequest(request));
         }
-        let value: Value = crate::mcp::transport::json::from_slice(line).map_err(|source| {
-            crate::Error::Protocol {
-                message: "the CLI wrote a line that is not JSON".to_owned(),
-                line: String::from_utf8_lossy(line).into_owned(),
-                source,
-            }
-        })?;
+        let value: Value =
+            crate::mcp::__private::transport::json::from_slice(line).map_err(|source| {
+                crate::Error::Protocol {
+                    message: "the CLI wrote a line that is not JSON".to_owned(),
+                    line: String::from_utf8_lossy(line).into_owned(),
+                    source,
+                }
+            })?;
         Ok(Self::from_value(value))
     }
 

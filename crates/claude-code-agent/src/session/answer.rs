@@ -133,7 +133,7 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option
             id,
             format!(
                 "the SDK's handler panicked: {}",
-                crate::mcp::panic_message(&*panic)
+                crate::mcp::__private::panic_message(&*panic)
             ),
         ),
     })

@@ -45,7 +45,7 @@ use crate::callbacks::Callbacks;
 use crate::cli_version::{self, CliVersionPolicy};
 use crate::command;
 use crate::error::{Error, Result};
-use crate::mcp::transport::RequestTable;
+use crate::mcp::__private::transport::RequestTable;
 use crate::message::UserInput;
 use crate::options::Options;
 use crate::protocol::{

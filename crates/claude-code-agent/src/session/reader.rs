@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 
 use super::Connection;
 use crate::error::{Error, Result};
-use crate::mcp::transport::{Parsed, parse_object};
+use crate::mcp::__private::transport::{Parsed, parse_object};
 use crate::message::Message;
 use crate::protocol::{ControlRequest, Incoming};
 use crate::queue::{MessageSender, Overflow, json_size};

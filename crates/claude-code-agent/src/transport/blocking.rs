@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 use tokio::process::ChildStdout;
 
 /// A pipe read with blocking `read`s behind the [`AsyncRead`] interface
-/// the shared [`LineReader`](claude_code_agent_mcp::transport::LineReader)
+/// the shared [`LineReader`](claude_code_agent_mcp::__private::transport::LineReader)
 /// takes: every poll is ready, after waiting in `read` as long as it
 /// takes. Only for a thread of its own, never a runtime's worker.
 #[derive(Debug)]

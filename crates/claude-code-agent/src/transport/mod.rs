@@ -1,5 +1,5 @@
 //! Finding the Claude Code CLI and starting it, on the MCP crate's
-//! transport layer ([`claude_code_agent_mcp::transport`]): the one NDJSON
+//! transport layer ([`claude_code_agent_mcp::__private::transport`]): the one NDJSON
 //! reader and writer, and the one process-group type with its orphan
 //! policy.
 //!
@@ -20,7 +20,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use claude_code_agent_mcp::transport::{self as mcp, Line, Parsed, SendError, StdioOptions};
+use claude_code_agent_mcp::__private::transport::{
+    self as mcp, Line, Parsed, SendError, StdioOptions,
+};
 use serde::Serialize;
 #[cfg(test)]
 use serde::de::DeserializeOwned;
@@ -28,7 +30,7 @@ use tokio::process::{ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
 pub(crate) use blocking::BlockingPipe;
-pub use claude_code_agent_mcp::transport::{ShutdownTimeouts, StderrCallback};
+pub use claude_code_agent_mcp::__private::transport::{ShutdownTimeouts, StderrCallback};
 pub use discover::find_cli;
 
 use crate::error::{Error, Result};

@@ -1,46 +1,4 @@
-//! The Streamable HTTP transport (feature `http-client`).
-//!
-//! Every message is POSTed to the endpoint with
-//! `Accept: application/json, text/event-stream`; the answer is a JSON body,
-//! an SSE stream (responses interleaved with the server's notifications and
-//! requests), or `202 Accepted` for notifications and responses. The
-//! `Mcp-Session-Id` the server assigns is kept, sent with every message, and
-//! the session DELETEd on close; once the session is initialized, a GET
-//! opens the standalone SSE stream for what the server sends outside any
-//! request (see [`HttpOptions::get_stream`]); `MCP-Protocol-Version` goes with every
-//! message after the handshake. At the 2026-07-28 revision requests also
-//! carry `Mcp-Method` and `Mcp-Name` (the tool or prompt name, the resource
-//! URI) and the `Mcp-Param-<Name>` headers the client mirrors from tool
-//! arguments annotated with `x-mcp-header`. A stream that ends before the
-//! response is resumed with GET and `Last-Event-ID` after the server's
-//! `retry:` delay.
-//!
-//! A server that answers 404 to the session (it restarted, the session
-//! expired or was deleted) gets a new session: the client sends its
-//! `initialize` again (the answer must keep the negotiated revision) and
-//! `notifications/initialized`, then the message that met the 404, once.
-//! Concurrent messages share one new session. If no new session can be
-//! had, or the new one answers 404 too, the transport closes:
-//! [`is_alive`](Transport::is_alive) turns false and every waiting and
-//! later call fails at once with an [`ErrorKind::Closed`](super::ErrorKind::Closed)
-//! error saying why (with status 404, and the cause as its source). A
-//! message whose answer was streaming when the session ended (resuming the
-//! stream got 404) is not sent again — the old session may have acted on
-//! it — and fails with an [`ErrorKind::Transport`](super::ErrorKind::Transport)
-//! error saying so. An HTTP error status without a JSON-RPC error in its
-//! body fails the request with a transport error whose
-//! [`status`](super::Error::status) it is; a request that fails in
-//! reqwest has the `reqwest::Error` as its [`source`](std::error::Error::source).
-//!
-//! What the server sends is capped, so a hostile or broken server cannot
-//! make the client buffer without bound: one SSE event (its data plus the
-//! line being read) and one JSON body (or error body) may not exceed
-//! [`HttpOptions::max_message_bytes`] (default
-//! [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB, the stdio line cap). A breach
-//! fails only the request whose answer it was, with
-//! an [`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse)
-//! error naming the cap and the size seen, and
-//! the connection is dropped without reading on; the client stays usable.
+//! The Streamable HTTP transport (feature `http-client`): [`HttpTransport`].
 
 mod body;
 mod get;
@@ -176,7 +134,49 @@ impl HttpOptions {
     }
 }
 
-/// A Streamable HTTP connection to one MCP endpoint; see the [module docs](self).
+/// A Streamable HTTP connection to one MCP endpoint (feature `http-client`).
+///
+/// Every message is POSTed to the endpoint with
+/// `Accept: application/json, text/event-stream`; the answer is a JSON body,
+/// an SSE stream (responses interleaved with the server's notifications and
+/// requests), or `202 Accepted` for notifications and responses. The
+/// `Mcp-Session-Id` the server assigns is kept, sent with every message, and
+/// the session DELETEd on close; once the session is initialized, a GET
+/// opens the standalone SSE stream for what the server sends outside any
+/// request (see [`HttpOptions::get_stream`]); `MCP-Protocol-Version` goes with every
+/// message after the handshake. At the 2026-07-28 revision requests also
+/// carry `Mcp-Method` and `Mcp-Name` (the tool or prompt name, the resource
+/// URI) and the `Mcp-Param-<Name>` headers the client mirrors from tool
+/// arguments annotated with `x-mcp-header`. A stream that ends before the
+/// response is resumed with GET and `Last-Event-ID` after the server's
+/// `retry:` delay.
+///
+/// A server that answers 404 to the session (it restarted, the session
+/// expired or was deleted) gets a new session: the client sends its
+/// `initialize` again (the answer must keep the negotiated revision) and
+/// `notifications/initialized`, then the message that met the 404, once.
+/// Concurrent messages share one new session. If no new session can be
+/// had, or the new one answers 404 too, the transport closes:
+/// [`is_alive`](Transport::is_alive) turns false and every waiting and
+/// later call fails at once with an [`ErrorKind::Closed`](super::ErrorKind::Closed)
+/// error saying why (with status 404, and the cause as its source). A
+/// message whose answer was streaming when the session ended (resuming the
+/// stream got 404) is not sent again — the old session may have acted on
+/// it — and fails with an [`ErrorKind::Transport`](super::ErrorKind::Transport)
+/// error saying so. An HTTP error status without a JSON-RPC error in its
+/// body fails the request with a transport error whose
+/// [`status`](super::Error::status) it is; a request that fails in
+/// reqwest has the `reqwest::Error` as its [`source`](std::error::Error::source).
+///
+/// What the server sends is capped, so a hostile or broken server cannot
+/// make the client buffer without bound: one SSE event (its data plus the
+/// line being read) and one JSON body (or error body) may not exceed
+/// [`HttpOptions::max_message_bytes`] (default
+/// [`DEFAULT_MAX_MESSAGE_BYTES`], 64 MiB, the stdio line cap). A breach
+/// fails only the request whose answer it was, with
+/// an [`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse)
+/// error naming the cap and the size seen, and
+/// the connection is dropped without reading on; the client stays usable.
 pub struct HttpTransport {
     pub(crate) shared: Arc<Shared>,
 }

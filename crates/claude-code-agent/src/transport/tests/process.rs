@@ -2,11 +2,11 @@
 //! crate's terms (skipped lines, `Error::Io`, `Closed`, `CliExited`,
 //! `Spawn`), the spawn configuration, and the real CLI. The
 //! process hygiene itself is tested with the shared process group
-//! (`claude_code_agent_mcp::transport::process`).
+//! (`claude_code_agent_mcp::__private::transport::process`).
 
 use std::time::Duration;
 
-use claude_code_agent_mcp::transport::process::{group_has_live_members, proc_stat};
+use claude_code_agent_mcp::__private::transport::process::{group_has_live_members, proc_stat};
 use serde_json::{Value, json};
 
 use super::support::{TempDir, py, sh, within};
