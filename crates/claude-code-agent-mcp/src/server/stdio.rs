@@ -15,6 +15,7 @@ use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
+use budget::{Budget, Ticket};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -23,6 +24,59 @@ pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
 /// next line is read only when one of them is answered (backpressure on a
 /// client that sends faster than it reads).
 pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
+
+/// The default byte budget of one client when serving over stdio (64 MiB):
+/// see [`ServeOptions::max_held_bytes`].
+pub const SERVE_MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
+
+/// How [`serve_stdio_with`] and [`serve_lines_with`] serve a client.
+///
+/// ```
+/// use claude_code_agent_mcp::server::ServeOptions;
+///
+/// let options = ServeOptions::new().max_held_bytes(16 << 20);
+/// assert_eq!(options.held_bytes(), 16 << 20);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    max_held_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            max_held_bytes: SERVE_MAX_HELD_BYTES,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The defaults ([`serve_stdio`] and [`serve_lines`] serve with them).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Caps the bytes the server holds for a client that does not read
+    /// (default [`SERVE_MAX_HELD_BYTES`], 64 MiB): answers ready and not yet
+    /// written, and requests to the client waiting for room, plus what
+    /// requests still running are expected to hold (the size of recent
+    /// answers). At the cap the next line is read only once the client has
+    /// read enough of its answers: backpressure, nothing is dropped. The
+    /// write buffer ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
+    /// comes on top. An answer larger than the whole budget is still
+    /// served, alone. Each answer is held once, serialized (its value is
+    /// freed first).
+    pub fn max_held_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_bytes = bytes;
+        self
+    }
+
+    /// The byte budget set by [`max_held_bytes`](Self::max_held_bytes).
+    pub fn held_bytes(&self) -> usize {
+        self.max_held_bytes
+    }
+}
 
 /// Serves `handler` on this process's stdin and stdout until stdin ends.
 ///
@@ -61,21 +115,28 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// }
 /// ```
 pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
+    serve_stdio_with(handler, ServeOptions::default()).await
+}
+
+/// [`serve_stdio`] with [`ServeOptions`].
+pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> io::Result<()> {
     // What the client has not read yet of stdout, for the order of answers.
     let probe = crate::transport::lines::unread_probe(libc::STDOUT_FILENO);
     #[cfg(unix)]
     if let Some((input, output, _restore)) = pipes::stdio() {
-        return serve(Arc::new(handler), input, output, probe).await;
+        return serve(Arc::new(handler), input, output, probe, options).await;
     }
     serve(
         Arc::new(handler),
         tokio::io::stdin(),
         tokio::io::stdout(),
         probe,
+        options,
     )
     .await
 }
 
+mod budget;
 #[cfg(unix)]
 mod pipes;
 
@@ -85,6 +146,9 @@ mod pipes;
 ///
 /// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
 ///   batch counts as many as it holds); then reading waits;
+/// * what is held for the client stays within a byte budget
+///   ([`ServeOptions::max_held_bytes`], default [`SERVE_MAX_HELD_BYTES`]):
+///   past it reading waits until the client reads its answers;
 /// * replies are written by their request's task, which waits while more
 ///   than [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
 ///   wait for a client that does not read: a reply is never dropped;
@@ -103,7 +167,21 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve(handler, input, output, None).await
+    serve(handler, input, output, None, ServeOptions::default()).await
+}
+
+/// [`serve_lines`] with [`ServeOptions`].
+pub async fn serve_lines_with<R, W>(
+    handler: Arc<dyn Handler>,
+    input: R,
+    output: W,
+    options: ServeOptions,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve(handler, input, output, None, options).await
 }
 
 /// [`serve_lines`], with a way to tell what the client has not read yet.
@@ -112,6 +190,7 @@ async fn serve<R, W>(
     input: R,
     output: W,
     probe: Option<UnreadProbe>,
+    options: ServeOptions,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -121,6 +200,7 @@ where
         writer: LineWriter::with_unread_probe(output, DEFAULT_WRITE_BUFFER_BYTES, probe),
         failed: Arc::new(Mutex::new(None)),
         dropped: Arc::new(AtomicU64::new(0)),
+        budget: Budget::new(options.max_held_bytes),
     };
     let notifier = out.clone();
     let session = Session::with_notifier(move |message| notifier.notify(message));
@@ -172,11 +252,12 @@ where
             let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
                 break;
             };
+            let ticket = out.budget.admit(n as usize).await;
             let handler = Arc::clone(&handler);
             let out = out.clone();
             tasks.spawn(async move {
                 if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-                    out.reply_ordered(&reply, order).await;
+                    out.answer(reply, order, ticket).await;
                 }
                 drop(permit);
             });
@@ -216,6 +297,7 @@ struct Output<W> {
     writer: LineWriter<W>,
     failed: Arc<Mutex<Option<io::Error>>>,
     dropped: Arc<AtomicU64>,
+    budget: Arc<Budget>,
 }
 
 impl<W> Clone for Output<W> {
@@ -224,6 +306,7 @@ impl<W> Clone for Output<W> {
             writer: self.writer.clone(),
             failed: Arc::clone(&self.failed),
             dropped: Arc::clone(&self.dropped),
+            budget: Arc::clone(&self.budget),
         }
     }
 }
@@ -240,6 +323,23 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
         if let Err(e) = self.writer.send_ordered(message, order).await {
             self.record(e);
         }
+    }
+
+    /// Writes the answer of admitted requests: serialized once and the
+    /// value freed, its bytes held against the budget until the writer
+    /// has taken them.
+    async fn answer(&self, reply: Value, order: Order, ticket: Ticket) {
+        let mut frame = match self.writer.serialize(&reply) {
+            Ok(frame) => frame,
+            Err(e) => return self.record(e),
+        };
+        drop(reply);
+        fit(&mut frame);
+        let charge = ticket.answered(frame.capacity());
+        if let Err(e) = self.writer.send_frame(frame, order).await {
+            self.record(e);
+        }
+        drop(charge);
     }
 
     /// Answers a line that does not decode: `-32700`, with the id of the
@@ -264,8 +364,20 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
             Ok(()) => {}
             Err(SendError::Full) if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
                 let out = self.clone();
+                let Ok(frame) = self.writer.serialize(&message) else {
+                    return;
+                };
+                drop(message);
+                let mut frame = frame;
+                fit(&mut frame);
+                let charge = self.budget.charge(frame.capacity());
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move { out.reply(&message).await });
+                    runtime.spawn(async move {
+                        if let Err(e) = out.writer.send_frame(frame, Order::Any).await {
+                            out.record(e);
+                        }
+                        drop(charge);
+                    });
                 }
             }
             Err(SendError::Full) => {
@@ -288,6 +400,14 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .get_or_insert(e);
         }
+    }
+}
+
+/// Gives back what serializing grew a large frame by (up to twice its
+/// length), before the frame waits for a client that does not read.
+fn fit(frame: &mut Vec<u8>) {
+    if frame.capacity() - frame.len() > 64 * 1024 {
+        frame.shrink_to_fit();
     }
 }
 

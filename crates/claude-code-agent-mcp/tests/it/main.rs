@@ -29,6 +29,8 @@ mod client_stdio_faults;
 mod concurrency;
 mod discover;
 mod envelope;
+#[cfg(target_os = "linux")]
+mod flood;
 mod handler_failures;
 mod handler_results;
 mod handshake;
