@@ -66,7 +66,10 @@ impl ServeOptions {
     /// write buffer ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
     /// comes on top. An answer larger than the whole budget is still
     /// served, alone. Each answer is held once, serialized (its value is
-    /// freed first).
+    /// freed first). A request that waits on the client (a tool's
+    /// sampling or elicitation request) counts as running meanwhile: with
+    /// a small budget and many such calls, the next line (the client's
+    /// answer among them) is read once one of them ends or times out.
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes;
         self
