@@ -1,12 +1,13 @@
 //! The server end of stdio: serving a [`Handler`] over NDJSON.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
@@ -15,7 +16,7 @@ use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
-use budget::{Budget, Ticket};
+use budget::{Budget, Ticket, Waiting};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -214,14 +215,54 @@ where
     let permits = Arc::new(Semaphore::new(SERVE_MAX_REQUESTS_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     let mut read_error = None;
-    loop {
-        let message = match lines.next_line().await {
-            Ok(None) => break,
-            Err(e) => {
-                read_error = Some(e);
-                break;
+    // Requests read while the first of them waits for admission, in order.
+    let mut queue = VecDeque::<Queued>::new();
+    let mut queued_bytes = 0;
+    let queue_bound = queue_bound(options.max_held_bytes);
+    let mut reading = true;
+    while reading || !queue.is_empty() {
+        let read = reading && queued_bytes < queue_bound;
+        let next = tokio::select! {
+            biased;
+            admitted = admission(&permits, &out.budget, queue.front_mut()), if !queue.is_empty() => {
+                Next::Admitted(admitted)
             }
-            Ok(Some(Line::TooLong { len, head })) => {
+            line = lines.next_line(), if read => Next::Line(line),
+        };
+        let message = match next {
+            Next::Admitted(None) => break,
+            Next::Admitted(Some((permit, ticket))) => {
+                let Some(queued) = queue.pop_front() else {
+                    continue;
+                };
+                queued_bytes -= queued.waiting_bytes;
+                // Parsed before, when it was read: it parses again.
+                if let Parsed::Value(message) = parse_line::<Value>(&queued.line) {
+                    drop(queued.line);
+                    let ctx = RequestContext::with_session(session.clone());
+                    spawn(
+                        &mut tasks,
+                        &handler,
+                        &out,
+                        message,
+                        ctx,
+                        queued.order,
+                        permit,
+                        ticket,
+                    );
+                }
+                continue;
+            }
+            Next::Line(Ok(None)) => {
+                reading = false;
+                continue;
+            }
+            Next::Line(Err(e)) => {
+                read_error = Some(e);
+                reading = false;
+                continue;
+            }
+            Next::Line(Ok(Some(Line::TooLong { len, head }))) => {
                 let id = envelope(head).request_id().cloned().unwrap_or(Value::Null);
                 let error = ErrorObject::invalid_request(format!(
                     "a message of {len} bytes exceeds the cap of {SERVE_MAX_LINE_BYTES} bytes"
@@ -229,9 +270,9 @@ where
                 out.reply(&jsonrpc::error_response(&id, error)).await;
                 continue;
             }
-            Ok(Some(Line::Text(line))) => match parse_line::<Value>(line) {
+            Next::Line(Ok(Some(Line::Text(line)))) => match parse_line::<Value>(line) {
                 Parsed::Blank => continue,
-                Parsed::Value(message) => message,
+                Parsed::Value(message) => (message, line),
                 Parsed::Invalid(e) => {
                     let why = e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string());
                     out.parse_error(line, &why).await;
@@ -243,6 +284,7 @@ where
                 }
             },
         };
+        let (message, line) = message;
         let ctx = RequestContext::with_session(session.clone());
         // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
         let requests = match &message {
@@ -252,21 +294,47 @@ where
         };
         if let Some((n, order)) = requests {
             let n = u32::try_from(n).unwrap_or(1);
-            let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
-                break;
+            let admitted = if queue.is_empty() {
+                admit_now(&permits, &out.budget, n)
+            } else {
+                None
             };
-            let ticket = out.budget.admit(n as usize).await;
-            let handler = Arc::clone(&handler);
-            let out = out.clone();
-            tasks.spawn(async move {
-                if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-                    out.answer(reply, order, ticket).await;
-                }
-                drop(permit);
-            });
-        } else if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-            // Notifications are handled in order (cancellation must see its call).
-            out.reply(&reply).await;
+            if let Some((permit, ticket)) = admitted {
+                spawn(
+                    &mut tasks, &handler, &out, message, ctx, order, permit, ticket,
+                );
+            } else {
+                // Its line waits, not its value (which may take many times
+                // the bytes).
+                let id = message.get("id").cloned().filter(|_| !message.is_array());
+                drop(message);
+                let bytes = line.len() + std::mem::size_of::<Queued>();
+                queued_bytes += bytes;
+                queue.push_back(Queued {
+                    line: line.to_vec(),
+                    n,
+                    order,
+                    id,
+                    waiting: out.budget.wait(bytes),
+                    waiting_bytes: bytes,
+                });
+            }
+        } else {
+            if let Some(id) = cancelled_id(&message) {
+                // A request cancelled before it was admitted is dropped, unanswered.
+                queue.retain(|q| {
+                    let keep = q.id.as_ref() != Some(id);
+                    if !keep {
+                        queued_bytes -= q.waiting_bytes;
+                    }
+                    keep
+                });
+            }
+            if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+                // Notifications and responses are handled in order (cancellation
+                // must see its call), also while requests wait for admission.
+                out.reply(&reply).await;
+            }
         }
         while tasks.try_join_next().is_some() {}
     }
@@ -292,6 +360,86 @@ where
         (Some(e), _) | (None, Some(e)) => Err(e),
         (None, None) => Ok(()),
     }
+}
+
+/// What the read loop of [`serve`] does next.
+enum Next<'a> {
+    /// The first request waiting was admitted (`None`: the permits are gone).
+    Admitted(Option<(OwnedSemaphorePermit, Ticket)>),
+    /// A line was read.
+    Line(io::Result<Option<Line<'a>>>),
+}
+
+/// A request read while an earlier one waits for admission.
+struct Queued {
+    /// Its line, parsed again once admitted.
+    line: Vec<u8>,
+    /// How many requests it holds (a batch, many).
+    n: u32,
+    order: Order,
+    /// Its id (not for a batch), for `notifications/cancelled`.
+    id: Option<Value>,
+    /// Its bytes, held against the budget until admitted.
+    waiting: Waiting,
+    waiting_bytes: usize,
+}
+
+/// How many bytes of requests may wait for admission before reading stops:
+/// a 16th of the budget, at least 1 MiB.
+fn queue_bound(budget: usize) -> usize {
+    (budget / 16).max(1 << 20)
+}
+
+/// Waits until the first request waiting fits (permits, then the budget).
+/// Cancel-safe: dropped before it is done, the request still waits.
+async fn admission(
+    permits: &Arc<Semaphore>,
+    budget: &Arc<Budget>,
+    head: Option<&mut Queued>,
+) -> Option<(OwnedSemaphorePermit, Ticket)> {
+    let head = head?;
+    let permit = Arc::clone(permits).acquire_many_owned(head.n).await.ok()?;
+    let ticket = budget.admit(head.n as usize, &mut head.waiting).await;
+    Some((permit, ticket))
+}
+
+/// Admits `n` requests if they fit now (and nothing waits before them).
+fn admit_now(
+    permits: &Arc<Semaphore>,
+    budget: &Arc<Budget>,
+    n: u32,
+) -> Option<(OwnedSemaphorePermit, Ticket)> {
+    let permit = Arc::clone(permits).try_acquire_many_owned(n).ok()?;
+    Some((permit, budget.try_admit(n as usize)?))
+}
+
+/// The id a `notifications/cancelled` cancels.
+fn cancelled_id(message: &Value) -> Option<&Value> {
+    (message.get("method")? == "notifications/cancelled")
+        .then(|| message.pointer("/params/requestId"))
+        .flatten()
+}
+
+/// Answers admitted requests in a task of their own.
+#[allow(clippy::too_many_arguments)]
+fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
+    tasks: &mut tokio::task::JoinSet<()>,
+    handler: &Arc<dyn Handler>,
+    out: &Output<W>,
+    message: Value,
+    ctx: RequestContext,
+    order: Order,
+    permit: OwnedSemaphorePermit,
+    ticket: Ticket,
+) {
+    let handler = Arc::clone(handler);
+    let out = out.clone();
+    tasks.spawn(async move {
+        if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+            out.answer(reply, order, ticket).await;
+        }
+        drop(permit);
+    });
 }
 
 /// The output side of [`serve_lines`]: the writer, the first write error,

@@ -65,6 +65,7 @@ mod resources;
 #[cfg(feature = "rmcp")]
 mod rmcp_in_process;
 mod serve_lines;
+mod serve_lines_admission;
 #[cfg(unix)]
 mod serve_stdio;
 mod size_cap;

@@ -10,6 +10,10 @@
 //! of every request running (this one included) fits the budget, or when
 //! nothing is held and nothing runs (an answer larger than the whole budget
 //! is still served, one at a time).
+//!
+//! A request read while an earlier one waits for admission waits behind it
+//! ([`Waiting`]); its line's bytes count as held meanwhile (but not against
+//! its own admission).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -34,6 +38,8 @@ struct State {
     running: usize,
     /// What a running request is expected to hold once answered.
     estimate: usize,
+    /// Bytes of requests read and waiting for admission.
+    queued: usize,
 }
 
 impl Budget {
@@ -44,6 +50,7 @@ impl Budget {
                 held: 0,
                 running: 0,
                 estimate: (limit / 16).max(MIN_ESTIMATE),
+                queued: 0,
             }),
             room: Notify::new(),
         })
@@ -59,25 +66,56 @@ impl Budget {
         self.lock().held
     }
 
-    /// Waits until `n` more requests fit, then counts them as running.
-    pub(super) async fn admit(self: &Arc<Self>, n: usize) -> Ticket {
+    /// Counts `n` requests as running if they fit now: what is held, the
+    /// requests waiting (but `own` bytes, theirs) and the estimate of every
+    /// running request (these included) within the limit, or nothing held
+    /// and nothing running.
+    fn fits(&self, s: &mut State, n: usize, own: usize) -> bool {
+        let idle = s.held == 0 && s.running == 0;
+        let expected = s.running.saturating_add(n).saturating_mul(s.estimate);
+        let held = s.held.saturating_add(s.queued - own);
+        if idle || held.saturating_add(expected) <= self.limit {
+            s.running += n;
+            s.queued -= own;
+            return true;
+        }
+        false
+    }
+
+    /// Admits `n` requests at once if they fit (nothing waits before them).
+    pub(super) fn try_admit(self: &Arc<Self>, n: usize) -> Option<Ticket> {
+        let fits = self.fits(&mut self.lock(), n, 0);
+        fits.then(|| Ticket {
+            budget: Arc::clone(self),
+            n,
+        })
+    }
+
+    /// Waits until the `n` requests of `waiting` fit, then counts them as
+    /// running and their line no longer as waiting. Cancel-safe: dropped
+    /// before it is done, `waiting` still waits.
+    pub(super) async fn admit(self: &Arc<Self>, n: usize, waiting: &mut Waiting) -> Ticket {
         loop {
             let notified = self.room.notified();
             let mut notified = std::pin::pin!(notified);
             notified.as_mut().enable();
-            {
-                let mut s = self.lock();
-                let idle = s.held == 0 && s.running == 0;
-                let expected = s.running.saturating_add(n).saturating_mul(s.estimate);
-                if idle || s.held.saturating_add(expected) <= self.limit {
-                    s.running += n;
-                    return Ticket {
-                        budget: Arc::clone(self),
-                        n,
-                    };
-                }
+            if self.fits(&mut self.lock(), n, waiting.bytes) {
+                waiting.bytes = 0;
+                return Ticket {
+                    budget: Arc::clone(self),
+                    n,
+                };
             }
             notified.await;
+        }
+    }
+
+    /// Counts `bytes` of a request read and not admitted yet as waiting.
+    pub(super) fn wait(self: &Arc<Self>, bytes: usize) -> Waiting {
+        self.lock().queued += bytes;
+        Waiting {
+            budget: Arc::clone(self),
+            bytes,
         }
     }
 
@@ -119,6 +157,22 @@ impl Drop for Ticket {
     }
 }
 
+/// A request read and waiting for admission ([`Budget::wait`]): its bytes
+/// count as held until it is admitted or dropped (cancelled).
+pub(super) struct Waiting {
+    budget: Arc<Budget>,
+    bytes: usize,
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            self.budget.lock().queued -= self.bytes;
+            self.budget.room.notify_waiters();
+        }
+    }
+}
+
 /// Bytes held for the client until dropped (the frame was handed to the
 /// writer, or writing failed).
 pub(super) struct Charge {
@@ -142,16 +196,18 @@ mod tests {
     async fn reading_waits_while_answers_fill_the_budget_and_resumes_when_they_are_written() {
         let budget = Budget::new(1000 * 1024);
         // The first answers show what a request holds: 300 KiB each.
-        let first = budget.admit(1).await.answered(300 * 1024);
-        let second = budget.admit(1).await.answered(300 * 1024);
+        let first = budget.try_admit(1).unwrap().answered(300 * 1024);
+        let second = budget.try_admit(1).unwrap().answered(300 * 1024);
         assert_eq!(budget.held(), 600 * 1024);
         // One more running request (300 KiB expected) fits; two do not.
-        let third = budget.admit(1).await;
-        let blocked = tokio::time::timeout(Duration::from_millis(50), budget.admit(1)).await;
+        let third = budget.try_admit(1).unwrap();
+        let mut waiting = budget.wait(100);
+        let blocked =
+            tokio::time::timeout(Duration::from_millis(50), budget.admit(1, &mut waiting)).await;
         assert!(blocked.is_err(), "a fourth would pass the budget");
         drop(third);
         drop(first);
-        let fourth = tokio::time::timeout(Duration::from_secs(5), budget.admit(1))
+        let fourth = tokio::time::timeout(Duration::from_secs(5), budget.admit(1, &mut waiting))
             .await
             .expect("written answers make room");
         drop((second, fourth));
@@ -161,11 +217,30 @@ mod tests {
     #[tokio::test]
     async fn an_answer_larger_than_the_budget_is_served_alone() {
         let budget = Budget::new(1024);
-        let big = budget.admit(1).await.answered(1 << 20);
-        let next = tokio::time::timeout(Duration::from_millis(50), budget.admit(1)).await;
-        assert!(next.is_err(), "held past the budget: reading waits");
+        let big = budget.try_admit(1).unwrap().answered(1 << 20);
+        assert!(
+            budget.try_admit(1).is_none(),
+            "held past the budget: it waits"
+        );
         drop(big);
-        let next = budget.admit(1).await;
+        let next = budget.try_admit(1).unwrap();
         drop(next);
+    }
+
+    #[tokio::test]
+    async fn requests_waiting_count_against_the_budget_but_not_against_their_own_admission() {
+        let budget = Budget::new(64 * 1024);
+        // The estimate is 4 KiB: 16 running requests fit, or 15 and 4 KiB waiting.
+        let running: Vec<Ticket> = (0..15).map(|_| budget.try_admit(1).unwrap()).collect();
+        let mut head = budget.wait(4 * 1024);
+        let behind = budget.wait(1);
+        assert!(budget.try_admit(1).is_none(), "the waiting bytes count");
+        drop(behind);
+        let ticket = tokio::time::timeout(Duration::from_secs(5), budget.admit(1, &mut head))
+            .await
+            .expect("its own bytes do not hold it up");
+        assert_eq!(budget.lock().queued, 0);
+        drop((running, ticket, head));
+        assert_eq!(budget.lock().running, 0);
     }
 }
