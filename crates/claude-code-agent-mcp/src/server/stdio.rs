@@ -16,7 +16,8 @@ use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
-use budget::{Budget, Ticket, Waiting};
+use admission::{Queued, admission, admit_now, cancelled_id, queue_bound};
+use budget::{Budget, Ticket};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -62,15 +63,22 @@ impl ServeOptions {
     /// (default [`SERVE_MAX_HELD_BYTES`], 64 MiB): answers ready and not yet
     /// written, and requests to the client waiting for room, plus what
     /// requests still running are expected to hold (the size of recent
-    /// answers). At the cap the next line is read only once the client has
+    /// answers). At the cap the next request runs only once the client has
     /// read enough of its answers: backpressure, nothing is dropped. The
     /// write buffer ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
     /// comes on top. An answer larger than the whole budget is still
     /// served, alone. Each answer is held once, serialized (its value is
-    /// freed first). A request that waits on the client (a tool's
-    /// sampling or elicitation request) counts as running meanwhile: with
-    /// a small budget and many such calls, the next line (the client's
-    /// answer among them) is read once one of them ends or times out.
+    /// freed first).
+    ///
+    /// A request that does not fit waits for room, and the requests read
+    /// after it wait behind it, in order, their lines counted against the
+    /// budget; meanwhile the server goes on reading and handles the
+    /// client's responses (to a tool's sampling, elicitation or roots
+    /// request) and notifications (`notifications/cancelled` drops a
+    /// request still waiting, unanswered) at once, so calls that wait on
+    /// the client still get their answers. Reading stops altogether only
+    /// while the waiting requests' lines pass a 16th of the budget (at
+    /// least 1 MiB; the last line read may pass it by its length).
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes;
         self
@@ -140,6 +148,7 @@ pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> i
     .await
 }
 
+mod admission;
 mod budget;
 #[cfg(unix)]
 mod pipes;
@@ -149,10 +158,12 @@ mod pipes;
 /// Nothing is buffered without bound, whatever the client does:
 ///
 /// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
-///   batch counts as many as it holds); then reading waits;
+///   batch counts as many as it holds); then requests wait, as below;
 /// * what is held for the client stays within a byte budget
 ///   ([`ServeOptions::max_held_bytes`], default [`SERVE_MAX_HELD_BYTES`]):
-///   past it reading waits until the client reads its answers;
+///   past it requests wait until the client reads its answers, and past
+///   a 16th of it (at least 1 MiB) of requests waiting, reading waits;
+///   until then responses and notifications are still read and handled;
 /// * replies are written by their request's task, which waits while more
 ///   than [`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES)
 ///   wait for a client that does not read: a reply is never dropped;
@@ -368,56 +379,6 @@ enum Next<'a> {
     Admitted(Option<(OwnedSemaphorePermit, Ticket)>),
     /// A line was read.
     Line(io::Result<Option<Line<'a>>>),
-}
-
-/// A request read while an earlier one waits for admission.
-struct Queued {
-    /// Its line, parsed again once admitted.
-    line: Vec<u8>,
-    /// How many requests it holds (a batch, many).
-    n: u32,
-    order: Order,
-    /// Its id (not for a batch), for `notifications/cancelled`.
-    id: Option<Value>,
-    /// Its bytes, held against the budget until admitted.
-    waiting: Waiting,
-    waiting_bytes: usize,
-}
-
-/// How many bytes of requests may wait for admission before reading stops:
-/// a 16th of the budget, at least 1 MiB.
-fn queue_bound(budget: usize) -> usize {
-    (budget / 16).max(1 << 20)
-}
-
-/// Waits until the first request waiting fits (permits, then the budget).
-/// Cancel-safe: dropped before it is done, the request still waits.
-async fn admission(
-    permits: &Arc<Semaphore>,
-    budget: &Arc<Budget>,
-    head: Option<&mut Queued>,
-) -> Option<(OwnedSemaphorePermit, Ticket)> {
-    let head = head?;
-    let permit = Arc::clone(permits).acquire_many_owned(head.n).await.ok()?;
-    let ticket = budget.admit(head.n as usize, &mut head.waiting).await;
-    Some((permit, ticket))
-}
-
-/// Admits `n` requests if they fit now (and nothing waits before them).
-fn admit_now(
-    permits: &Arc<Semaphore>,
-    budget: &Arc<Budget>,
-    n: u32,
-) -> Option<(OwnedSemaphorePermit, Ticket)> {
-    let permit = Arc::clone(permits).try_acquire_many_owned(n).ok()?;
-    Some((permit, budget.try_admit(n as usize)?))
-}
-
-/// The id a `notifications/cancelled` cancels.
-fn cancelled_id(message: &Value) -> Option<&Value> {
-    (message.get("method")? == "notifications/cancelled")
-        .then(|| message.pointer("/params/requestId"))
-        .flatten()
 }
 
 /// Answers admitted requests in a task of their own.

@@ -81,7 +81,6 @@ async fn calls_waiting_on_the_client_do_not_stop_the_server_reading_its_answers(
     for m in &answered {
         assert!(text(m).starts_with("answered: \"m"), "{m}");
     }
-    drop(send);
     input.shutdown().await.unwrap();
     drop(input);
     while let Ok(Some(_)) = output.next_line().await {}
@@ -147,7 +146,6 @@ async fn a_call_cancelled_while_it_waits_for_room_never_runs() {
     for _ in 0..4 {
         seen.push(recv().await);
     }
-    drop(recv);
     input.shutdown().await.unwrap();
     drop(input);
     let rest = tokio::time::timeout(Duration::from_secs(10), async {
