@@ -202,7 +202,9 @@ pub(crate) fn cap_result(
             match text.char_indices().nth(budget) {
                 // Longer than what is left: cut at the boundary.
                 Some((byte, _)) => {
+                    // What was cut is given back, not kept behind the text.
                     text.truncate(byte);
+                    text.shrink_to_fit();
                     budget = 0;
                 }
                 None => budget -= text.chars().count(),

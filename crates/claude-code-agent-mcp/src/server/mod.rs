@@ -119,7 +119,10 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
-pub use stdio::{SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, serve_lines, serve_stdio};
+pub use stdio::{
+    SERVE_MAX_HELD_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, ServeOptions,
+    serve_lines, serve_lines_with, serve_stdio, serve_stdio_with,
+};
 pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;

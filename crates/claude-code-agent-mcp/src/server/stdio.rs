@@ -1,12 +1,13 @@
 //! The server end of stdio: serving a [`Handler`] over NDJSON.
 
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
@@ -15,6 +16,8 @@ use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
+use admission::{Queued, admission, admit_now, cancelled_id, queue_bound};
+use budget::{Budget, Ticket};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -23,6 +26,69 @@ pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
 /// next line is read only when one of them is answered (backpressure on a
 /// client that sends faster than it reads).
 pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
+
+/// The default byte budget of one client when serving over stdio (64 MiB):
+/// see [`ServeOptions::max_held_bytes`].
+pub const SERVE_MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
+
+/// How [`serve_stdio_with`] and [`serve_lines_with`] serve a client.
+///
+/// ```
+/// use claude_code_agent_mcp::server::ServeOptions;
+///
+/// let options = ServeOptions::new().max_held_bytes(16 << 20);
+/// assert_eq!(options.held_bytes(), 16 << 20);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    max_held_bytes: usize,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        Self {
+            max_held_bytes: SERVE_MAX_HELD_BYTES,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The defaults ([`serve_stdio`] and [`serve_lines`] serve with them).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Caps the bytes the server holds for a client that does not read
+    /// (default [`SERVE_MAX_HELD_BYTES`], 64 MiB): answers ready and not yet
+    /// written, and requests to the client waiting for room, plus what
+    /// requests still running are expected to hold (the size of recent
+    /// answers). At the cap the next request runs only once the client has
+    /// read enough of its answers: backpressure, nothing is dropped. The
+    /// write buffer ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
+    /// comes on top. An answer larger than the whole budget is still
+    /// served, alone. Each answer is held once, serialized (its value is
+    /// freed first).
+    ///
+    /// A request that does not fit waits for room, and the requests read
+    /// after it wait behind it, in order, their lines counted against the
+    /// budget; meanwhile the server goes on reading and handles the
+    /// client's responses (to a tool's sampling, elicitation or roots
+    /// request) and notifications (`notifications/cancelled` drops a
+    /// request still waiting, unanswered) at once, so calls that wait on
+    /// the client still get their answers. Reading stops altogether only
+    /// while the waiting requests' lines pass a 16th of the budget (at
+    /// least 1 MiB; the last line read may pass it by its length).
+    pub fn max_held_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_bytes = bytes;
+        self
+    }
+
+    /// The byte budget set by [`max_held_bytes`](Self::max_held_bytes).
+    pub fn held_bytes(&self) -> usize {
+        self.max_held_bytes
+    }
+}
 
 /// Serves `handler` on this process's stdin and stdout until stdin ends.
 ///
@@ -61,21 +127,29 @@ pub const SERVE_MAX_REQUESTS_IN_FLIGHT: usize = 1024;
 /// }
 /// ```
 pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
+    serve_stdio_with(handler, ServeOptions::default()).await
+}
+
+/// [`serve_stdio`] with [`ServeOptions`].
+pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> io::Result<()> {
     // What the client has not read yet of stdout, for the order of answers.
     let probe = crate::transport::lines::unread_probe(libc::STDOUT_FILENO);
     #[cfg(unix)]
     if let Some((input, output, _restore)) = pipes::stdio() {
-        return serve(Arc::new(handler), input, output, probe).await;
+        return serve(Arc::new(handler), input, output, probe, options).await;
     }
     serve(
         Arc::new(handler),
         tokio::io::stdin(),
         tokio::io::stdout(),
         probe,
+        options,
     )
     .await
 }
 
+mod admission;
+mod budget;
 #[cfg(unix)]
 mod pipes;
 
@@ -84,7 +158,12 @@ mod pipes;
 /// Nothing is buffered without bound, whatever the client does:
 ///
 /// * at most [`SERVE_MAX_REQUESTS_IN_FLIGHT`] requests run at once (a
-///   batch counts as many as it holds); then reading waits;
+///   batch counts as many as it holds); then requests wait, as below;
+/// * what is held for the client stays within a byte budget
+///   ([`ServeOptions::max_held_bytes`], default [`SERVE_MAX_HELD_BYTES`]):
+///   past it requests wait until the client reads its answers, and past
+///   a 16th of it (at least 1 MiB) of requests waiting, reading waits;
+///   until then responses and notifications are still read and handled;
 /// * replies are written by their request's task, which waits while more
 ///   than 1 MiB
 ///   wait for a client that does not read: a reply is never dropped;
@@ -103,7 +182,21 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve(handler, input, output, None).await
+    serve(handler, input, output, None, ServeOptions::default()).await
+}
+
+/// [`serve_lines`] with [`ServeOptions`].
+pub async fn serve_lines_with<R, W>(
+    handler: Arc<dyn Handler>,
+    input: R,
+    output: W,
+    options: ServeOptions,
+) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve(handler, input, output, None, options).await
 }
 
 /// [`serve_lines`], with a way to tell what the client has not read yet.
@@ -112,6 +205,7 @@ async fn serve<R, W>(
     input: R,
     output: W,
     probe: Option<UnreadProbe>,
+    options: ServeOptions,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -121,6 +215,7 @@ where
         writer: LineWriter::with_unread_probe(output, DEFAULT_WRITE_BUFFER_BYTES, probe),
         failed: Arc::new(Mutex::new(None)),
         dropped: Arc::new(AtomicU64::new(0)),
+        budget: Budget::new(options.max_held_bytes),
     };
     let notifier = out.clone();
     let session = Session::with_notifier(move |message| notifier.notify(message));
@@ -131,14 +226,54 @@ where
     let permits = Arc::new(Semaphore::new(SERVE_MAX_REQUESTS_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     let mut read_error = None;
-    loop {
-        let message = match lines.next_line().await {
-            Ok(None) => break,
-            Err(e) => {
-                read_error = Some(e);
-                break;
+    // Requests read while the first of them waits for admission, in order.
+    let mut queue = VecDeque::<Queued>::new();
+    let mut queued_bytes = 0;
+    let queue_bound = queue_bound(options.max_held_bytes);
+    let mut reading = true;
+    while reading || !queue.is_empty() {
+        let read = reading && queued_bytes < queue_bound;
+        let next = tokio::select! {
+            biased;
+            admitted = admission(&permits, &out.budget, queue.front_mut()), if !queue.is_empty() => {
+                Next::Admitted(admitted)
             }
-            Ok(Some(Line::TooLong { len, head })) => {
+            line = lines.next_line(), if read => Next::Line(line),
+        };
+        let message = match next {
+            Next::Admitted(None) => break,
+            Next::Admitted(Some((permit, ticket))) => {
+                let Some(queued) = queue.pop_front() else {
+                    continue;
+                };
+                queued_bytes -= queued.waiting_bytes;
+                // Parsed before, when it was read: it parses again.
+                if let Parsed::Value(message) = parse_line::<Value>(&queued.line) {
+                    drop(queued.line);
+                    let ctx = RequestContext::with_session(session.clone());
+                    spawn(
+                        &mut tasks,
+                        &handler,
+                        &out,
+                        message,
+                        ctx,
+                        queued.order,
+                        permit,
+                        ticket,
+                    );
+                }
+                continue;
+            }
+            Next::Line(Ok(None)) => {
+                reading = false;
+                continue;
+            }
+            Next::Line(Err(e)) => {
+                read_error = Some(e);
+                reading = false;
+                continue;
+            }
+            Next::Line(Ok(Some(Line::TooLong { len, head }))) => {
                 let id = envelope(head).request_id().cloned().unwrap_or(Value::Null);
                 let error = ErrorObject::invalid_request(format!(
                     "a message of {len} bytes exceeds the cap of {SERVE_MAX_LINE_BYTES} bytes"
@@ -146,9 +281,9 @@ where
                 out.reply(&jsonrpc::error_response(&id, error)).await;
                 continue;
             }
-            Ok(Some(Line::Text(line))) => match parse_line::<Value>(line) {
+            Next::Line(Ok(Some(Line::Text(line)))) => match parse_line::<Value>(line) {
                 Parsed::Blank => continue,
-                Parsed::Value(message) => message,
+                Parsed::Value(message) => (message, line),
                 Parsed::Invalid(e) => {
                     let why = e.map_or_else(|| "not JSON".to_owned(), |e| e.to_string());
                     out.parse_error(line, &why).await;
@@ -160,6 +295,7 @@ where
                 }
             },
         };
+        let (message, line) = message;
         let ctx = RequestContext::with_session(session.clone());
         // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
         let requests = match &message {
@@ -169,20 +305,47 @@ where
         };
         if let Some((n, order)) = requests {
             let n = u32::try_from(n).unwrap_or(1);
-            let Ok(permit) = Arc::clone(&permits).acquire_many_owned(n).await else {
-                break;
+            let admitted = if queue.is_empty() {
+                admit_now(&permits, &out.budget, n)
+            } else {
+                None
             };
-            let handler = Arc::clone(&handler);
-            let out = out.clone();
-            tasks.spawn(async move {
-                if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-                    out.reply_ordered(&reply, order).await;
-                }
-                drop(permit);
-            });
-        } else if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-            // Notifications are handled in order (cancellation must see its call).
-            out.reply(&reply).await;
+            if let Some((permit, ticket)) = admitted {
+                spawn(
+                    &mut tasks, &handler, &out, message, ctx, order, permit, ticket,
+                );
+            } else {
+                // Its line waits, not its value (which may take many times
+                // the bytes).
+                let id = message.get("id").cloned().filter(|_| !message.is_array());
+                drop(message);
+                let bytes = line.len() + std::mem::size_of::<Queued>();
+                queued_bytes += bytes;
+                queue.push_back(Queued {
+                    line: line.to_vec(),
+                    n,
+                    order,
+                    id,
+                    waiting: out.budget.wait(bytes),
+                    waiting_bytes: bytes,
+                });
+            }
+        } else {
+            if let Some(id) = cancelled_id(&message) {
+                // A request cancelled before it was admitted is dropped, unanswered.
+                queue.retain(|q| {
+                    let keep = q.id.as_ref() != Some(id);
+                    if !keep {
+                        queued_bytes -= q.waiting_bytes;
+                    }
+                    keep
+                });
+            }
+            if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+                // Notifications and responses are handled in order (cancellation
+                // must see its call), also while requests wait for admission.
+                out.reply(&reply).await;
+            }
         }
         while tasks.try_join_next().is_some() {}
     }
@@ -210,12 +373,43 @@ where
     }
 }
 
+/// What the read loop of [`serve`] does next.
+enum Next<'a> {
+    /// The first request waiting was admitted (`None`: the permits are gone).
+    Admitted(Option<(OwnedSemaphorePermit, Ticket)>),
+    /// A line was read.
+    Line(io::Result<Option<Line<'a>>>),
+}
+
+/// Answers admitted requests in a task of their own.
+#[allow(clippy::too_many_arguments)]
+fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
+    tasks: &mut tokio::task::JoinSet<()>,
+    handler: &Arc<dyn Handler>,
+    out: &Output<W>,
+    message: Value,
+    ctx: RequestContext,
+    order: Order,
+    permit: OwnedSemaphorePermit,
+    ticket: Ticket,
+) {
+    let handler = Arc::clone(handler);
+    let out = out.clone();
+    tasks.spawn(async move {
+        if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
+            out.answer(reply, order, ticket).await;
+        }
+        drop(permit);
+    });
+}
+
 /// The output side of [`serve_lines`]: the writer, the first write error,
 /// and how many notifications were dropped.
 struct Output<W> {
     writer: LineWriter<W>,
     failed: Arc<Mutex<Option<io::Error>>>,
     dropped: Arc<AtomicU64>,
+    budget: Arc<Budget>,
 }
 
 impl<W> Clone for Output<W> {
@@ -224,6 +418,7 @@ impl<W> Clone for Output<W> {
             writer: self.writer.clone(),
             failed: Arc::clone(&self.failed),
             dropped: Arc::clone(&self.dropped),
+            budget: Arc::clone(&self.budget),
         }
     }
 }
@@ -240,6 +435,23 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
         if let Err(e) = self.writer.send_ordered(message, order).await {
             self.record(e);
         }
+    }
+
+    /// Writes the answer of admitted requests: serialized once and the
+    /// value freed, its bytes held against the budget until the writer
+    /// has taken them.
+    async fn answer(&self, reply: Value, order: Order, ticket: Ticket) {
+        let mut frame = match self.writer.serialize(&reply) {
+            Ok(frame) => frame,
+            Err(e) => return self.record(e),
+        };
+        drop(reply);
+        fit(&mut frame);
+        let charge = ticket.answered(frame.capacity());
+        if let Err(e) = self.writer.send_frame(frame, order).await {
+            self.record(e);
+        }
+        drop(charge);
     }
 
     /// Answers a line that does not decode: `-32700`, with the id of the
@@ -264,8 +476,20 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
             Ok(()) => {}
             Err(SendError::Full) if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
                 let out = self.clone();
+                let Ok(frame) = self.writer.serialize(&message) else {
+                    return;
+                };
+                drop(message);
+                let mut frame = frame;
+                fit(&mut frame);
+                let charge = self.budget.charge(frame.capacity());
                 if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-                    runtime.spawn(async move { out.reply(&message).await });
+                    runtime.spawn(async move {
+                        if let Err(e) = out.writer.send_frame(frame, Order::Any).await {
+                            out.record(e);
+                        }
+                        drop(charge);
+                    });
                 }
             }
             Err(SendError::Full) => {
@@ -288,6 +512,14 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
                 .unwrap_or_else(PoisonError::into_inner)
                 .get_or_insert(e);
         }
+    }
+}
+
+/// Gives back what serializing grew a large frame by (up to twice its
+/// length), before the frame waits for a client that does not read.
+fn fit(frame: &mut Vec<u8>) {
+    if frame.capacity() - frame.len() > 64 * 1024 {
+        frame.shrink_to_fit();
     }
 }
 

@@ -29,6 +29,8 @@ mod client_stdio_faults;
 mod concurrency;
 mod discover;
 mod envelope;
+#[cfg(target_os = "linux")]
+mod flood;
 mod handler_failures;
 mod handler_results;
 mod handshake;
@@ -63,6 +65,7 @@ mod resources;
 #[cfg(feature = "rmcp")]
 mod rmcp_in_process;
 mod serve_lines;
+mod serve_lines_admission;
 #[cfg(unix)]
 mod serve_stdio;
 mod size_cap;

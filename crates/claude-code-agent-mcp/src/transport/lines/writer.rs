@@ -372,7 +372,10 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         !self.shared.lock().open
     }
 
-    fn serialize<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, SendError> {
+    /// Serializes `value` into a frame for [`send_frame`](Self::send_frame):
+    /// for a caller that frees the value before it waits for room, so only
+    /// one copy of a large answer is held while the peer does not read.
+    pub(crate) fn serialize<T: Serialize + ?Sized>(&self, value: &T) -> Result<Vec<u8>, SendError> {
         let mut frame = std::mem::take(&mut self.shared.lock().spare);
         frame.clear();
         if let Err(e) = serde_json::to_writer(&mut frame, value) {
@@ -383,7 +386,9 @@ impl<W: AsyncWrite + Unpin> LineWriter<W> {
         Ok(frame)
     }
 
-    async fn send_frame(&self, frame: Vec<u8>, order: Order) -> Result<(), SendError> {
+    /// Sends a frame made by [`serialize`](Self::serialize); see
+    /// [`send_ordered`](Self::send_ordered).
+    pub(crate) async fn send_frame(&self, frame: Vec<u8>, order: Order) -> Result<(), SendError> {
         enum Next {
             Wait(Vec<u8>),
             Queued,

@@ -1,0 +1,64 @@
+//! A stdio client that sends many calls to a tool answering ~1 MB and does
+//! not read: the server (`serve_stdio_with`, in a child process: the
+//! devtools `flood` program) holds no more than its byte budget plus a
+//! fixed allowance, measured as its RSS, and once the client reads, every
+//! call is answered exactly once (`flood` checks that and fails otherwise).
+//! Without the budget the server held two copies of every answer of up to
+//! `SERVE_MAX_REQUESTS_IN_FLIGHT` calls (here 48 × 2 MB).
+//! `scripts/soak --only flood` runs the same with 100,000 calls.
+
+use serde_json::Value;
+
+use crate::support::peers;
+
+/// RSS the server may hold past its budget: the write buffer, the pipe's
+/// reader, answers being serialized, the allocator's slack.
+const ALLOWANCE: u64 = 32 << 20;
+
+fn flood(args: &[&str]) -> Value {
+    let out = std::process::Command::new(peers::devtool("flood"))
+        .arg("stdio")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "flood failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_client_that_does_not_read_holds_at_most_the_budget_and_every_call_is_answered_once() {
+    let budget: u64 = 4 << 20;
+    let report = flood(&[
+        "--calls",
+        "48",
+        "--chars",
+        "1000000",
+        "--budget",
+        &budget.to_string(),
+    ]);
+    let held = report["held_rss"].as_u64().unwrap();
+    assert!(held < budget + ALLOWANCE, "held {held} bytes: {report}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn cut_results_free_what_was_cut() {
+    // Each answer is 5 MB cut to 1 MB by the result cap.
+    let budget: u64 = 4 << 20;
+    let report = flood(&[
+        "--calls",
+        "24",
+        "--chars",
+        "1000000",
+        "--budget",
+        &budget.to_string(),
+        "--cut",
+    ]);
+    let held = report["held_rss"].as_u64().unwrap();
+    assert!(held < budget + ALLOWANCE, "held {held} bytes: {report}");
+}
