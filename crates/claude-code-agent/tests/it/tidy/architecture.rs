@@ -267,6 +267,31 @@ fn the_code_map_names_every_module() {
     );
 }
 
+/// A map, not a journal: rust-analyzer's, for a far larger project, is
+/// about this long. Measurements go to docs/performance.md.
+const MAX_WORDS: usize = 3_500;
+
+/// The words of `text` as `wc -w` counts them, over the cap or not.
+fn length_violations(text: &str) -> Vec<String> {
+    let words = text.split_whitespace().count();
+    if words <= MAX_WORDS {
+        return Vec::new();
+    }
+    vec![format!(
+        "ARCHITECTURE.md:1: {words} words, over the cap of {MAX_WORDS}: shorten it, or move detail into the modules' docs or docs/performance.md"
+    )]
+}
+
+#[test]
+fn the_map_stays_short() {
+    check(
+        "ARCHITECTURE.md is too long",
+        length_violations(&read("ARCHITECTURE.md")),
+    );
+    assert!(length_violations(&"word ".repeat(MAX_WORDS)).is_empty());
+    assert_eq!(length_violations(&"word ".repeat(MAX_WORDS + 1)).len(), 1);
+}
+
 #[test]
 fn the_invariants_name_tests_that_exist() {
     check(
