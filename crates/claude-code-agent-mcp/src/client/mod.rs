@@ -74,6 +74,7 @@ pub use crate::transport::DEFAULT_MAX_LINE_BYTES;
 pub use crate::transport::{
     DEFAULT_STDERR_TAIL_BYTES, ShutdownTimeouts, StderrCallback, StdioOptions,
 };
+#[cfg(feature = "http-client")]
 pub(crate) use error::response_outcome;
 pub use error::{Error, ErrorKind};
 #[cfg(feature = "http-client")]
