@@ -14,7 +14,7 @@
 //! concurrent senders share system calls.
 //!
 //! ```
-//! use claude_code_agent_mcp::transport::{Line, LineReader, LineWriter, Parsed, parse_line};
+//! use claude_code_agent_mcp::__private::transport::{Line, LineReader, LineWriter, Parsed, parse_line};
 //! use serde_json::{Value, json};
 //!
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {

@@ -16,7 +16,7 @@
 //!   travel base64-wrapped as `=?base64?…?=` ([`decode_header_value`]).
 //!
 //! ```
-//! use claude_code_agent_mcp::transport::mcp_headers::{annotations, header_params};
+//! use claude_code_agent_mcp::__private::transport::mcp_headers::{annotations, header_params};
 //! use serde_json::json;
 //!
 //! let schema = json!({"type": "object", "properties": {

@@ -12,7 +12,7 @@
 //! timeouts and the answering stay with the engine that owns the table.
 //!
 //! ```
-//! use claude_code_agent_mcp::transport::RequestTable;
+//! use claude_code_agent_mcp::__private::transport::RequestTable;
 //! use tokio::sync::oneshot;
 //!
 //! let table: RequestTable<u64, oneshot::Sender<&str>, ()> = RequestTable::new();

@@ -54,7 +54,7 @@ impl std::error::Error for SseEventTooLarge {}
 /// `retry:` lines too); parsing then goes on.
 ///
 /// ```
-/// use claude_code_agent_mcp::client::http::SseParser;
+/// use claude_code_agent_mcp::__private::SseParser;
 ///
 /// let mut p = SseParser::new();
 /// let events = p.feed(b"id: 7\nretry: 500\ndata: {\"a\":\ndata: 1}\n\n: ping\n");
