@@ -14,10 +14,8 @@ mod words;
 
 use arbitrary::Unstructured;
 use claude_code_agent::message::{ContentBlock, Delta, Message, SystemMessage};
-use claude_code_agent::protocol::{
-    CliRequest, ControlResponseBody, HookInput, Incoming, McpServerConfig, PermissionResult,
-    SdkRequest,
-};
+use claude_code_agent::protocol::{HookInput, McpServerConfig, PermissionResult, SdkRequest};
+use claude_code_agent::__private::wire::{CliRequest, ControlResponseBody, Incoming};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

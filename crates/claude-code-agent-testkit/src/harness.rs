@@ -42,7 +42,7 @@ pub enum HarnessError {
 ///
 /// On Linux a watcher thread also records every CLI process of the test (its
 /// live descendants whose environment names the test's config folder, read
-/// from `/proc`; see [`process`](crate::process)), so that `finish` can
+/// from `/proc`), so that `finish` can
 /// assert that none is left running or unreaped and that none ran in the
 /// test's own process group. Elsewhere there is no process check, and
 /// [`live_cli_pids`](Self::live_cli_pids) and

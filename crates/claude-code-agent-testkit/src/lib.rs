@@ -12,7 +12,6 @@
 //! * [`cli`] — finds or installs the pinned Claude Code CLI ([`PINNED_CLI_VERSION`]) and
 //!   builds the offline environment ([`CliEnv`]) that points it at a mock.
 //! * [`tasks`] — checks that a test left no Tokio task running.
-//! * [`process`] (Linux) — the processes of a test, read from `/proc`.
 //!
 //! With the harness:
 //!
@@ -60,7 +59,7 @@ pub mod cli;
 mod harness;
 pub mod mock_api;
 #[cfg(target_os = "linux")]
-pub mod process;
+mod process;
 pub mod tasks;
 #[cfg(feature = "harness")]
 pub mod transcript;
@@ -71,3 +70,14 @@ pub use harness::{Harness, HarnessError};
 pub use mock_api::{
     MockModel, MockModelBuilder, RecordedRequest, RecordedToolResult, RequestKind, Turn,
 };
+
+/// Not public API: what this workspace's own tests share with this crate.
+/// Anything here may change or go in any release.
+#[doc(hidden)]
+pub mod __private {
+    /// The processes of a test, read from `/proc` (Linux).
+    #[cfg(target_os = "linux")]
+    pub mod process {
+        pub use crate::process::*;
+    }
+}

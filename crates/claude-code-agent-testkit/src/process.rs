@@ -12,7 +12,7 @@ pub(crate) mod watch;
 /// One process, as `/proc/<pid>/stat` describes it.
 ///
 /// ```
-/// use claude_code_agent_testkit::process::Proc;
+/// use claude_code_agent_testkit::__private::process::Proc;
 ///
 /// let me = Proc::read(std::process::id() as i32).expect("this process");
 /// assert!(!me.is_dead());

@@ -45,23 +45,6 @@ pub enum Error {
         stderr_tail: String,
     },
 
-    /// The CLI wrote something that breaks the protocol: from decoding a
-    /// line yourself ([`Incoming::from_slice`](crate::protocol::Incoming::from_slice)).
-    /// Never an item of a [`MessageStream`](crate::MessageStream), where a
-    /// line that does not parse is a
-    /// [`Message::SkippedLine`](crate::Message::SkippedLine).
-    #[error("protocol violation: {message}; offending line: {}", truncate_for_display(.line))]
-    Protocol {
-        /// What was wrong.
-        message: String,
-        /// The offending line (possibly long; displayed truncated).
-        line: String,
-        /// Why the line does not parse, or does not fit the message it
-        /// claims to be: serde's error (with its line and column).
-        #[source]
-        source: serde_json::Error,
-    },
-
     /// A control request sent to the CLI got no answer in time.
     #[error("control request `{subtype}` got no answer within {timeout:?}")]
     ControlTimeout {
@@ -172,19 +155,6 @@ fn exit_desc(code: Option<i32>, signal: Option<i32>) -> String {
     }
 }
 
-/// Keeps error messages readable when a line is megabytes long.
-pub(crate) fn truncate_for_display(line: &str) -> String {
-    const MAX: usize = 500;
-    if line.len() <= MAX {
-        return line.to_owned();
-    }
-    let mut end = MAX;
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes in all)", &line[..end], line.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,21 +200,6 @@ mod tests {
             .unwrap();
         assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
 
-        let serde = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
-        let text = serde.to_string();
-        let e = Error::Protocol {
-            message: "the CLI wrote a line that is not JSON".into(),
-            line: "{".into(),
-            source: serde,
-        };
-        assert!(!e.to_string().contains(&text), "{e}");
-        let serde = e
-            .source()
-            .unwrap()
-            .downcast_ref::<serde_json::Error>()
-            .unwrap();
-        assert!(serde.is_eof());
-
         let e = Error::Settings {
             path: Some("/etc/s.json".into()),
             source: "a JSON array, not an object".into(),
@@ -257,13 +212,5 @@ mod tests {
             e.source().unwrap().to_string(),
             "a JSON array, not an object"
         );
-    }
-
-    #[test]
-    fn long_lines_are_truncated_in_messages() {
-        let line = "é".repeat(1000);
-        let shown = truncate_for_display(&line);
-        assert!(shown.len() < 600);
-        assert!(shown.ends_with("(2000 bytes in all)"));
     }
 }

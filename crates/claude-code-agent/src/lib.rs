@@ -32,7 +32,7 @@ mod queue;
 mod session;
 pub mod sessions;
 mod shared_types;
-pub mod spawn;
+mod spawn;
 mod stream;
 mod transport;
 mod wire;
@@ -65,6 +65,24 @@ pub use transport::{StderrCallback, find_cli};
 
 /// The MCP layer: protocol types, the in-process server, client and transports.
 pub use claude_code_agent_mcp as mcp;
+
+/// Not public API: what this workspace's fake CLI, fuzz targets and tests
+/// share with this crate. Anything here may change or go in any release.
+#[doc(hidden)]
+pub mod __private {
+    /// The control protocol's envelopes and the requests the CLI sends, as
+    /// the SDK reads and writes them.
+    pub mod wire {
+        pub use crate::protocol::envelope::{
+            ControlCancelRequest, ControlError, ControlRequest, ControlResponse,
+            ControlResponseBody, ControlSuccess, Incoming, SdkControlRequest,
+        };
+        pub use crate::protocol::requests::{
+            CanUseToolRequest, CliRequest, HookCallbackRequest, McpServerRef,
+        };
+        pub use crate::protocol::responses::McpMessageResponse;
+    }
+}
 
 /// The guide in `docs/mcp-servers.md`, compiled so its examples stay true.
 #[cfg(doctest)]

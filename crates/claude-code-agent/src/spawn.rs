@@ -1,45 +1,46 @@
 //! Starting the CLI your way: [`CliCommand`] and
 //! [`Options::spawn_with`](crate::Options::spawn_with).
-//!
-//! The SDK builds the command it would run — the CLI's path, its
-//! arguments, the environment changes, the working directory — and hands
-//! it to your function, which returns the command to run instead: the same
-//! one under a wrapper (`nice`, `sudo -u`, a sandbox launcher), in a
-//! container (`docker exec -i <container> claude …`), on another machine
-//! (`ssh -T host claude …`). Whatever it returns must speak the CLI's
-//! protocol on its stdin and stdout.
-//!
-//! # What the SDK still guarantees, and what you own
-//!
-//! The SDK starts the returned command exactly as it starts the CLI: as the
-//! leader of a new process group, stdin, stdout and stderr piped, reaped by
-//! a thread of its own. So for everything that runs **on this machine in
-//! that process group** — the wrapper, and the CLI when the wrapper runs it
-//! locally — every guarantee holds: shutdown closes stdin, waits, then
-//! signals the whole group (SIGTERM, then SIGKILL); dropping a session
-//! kills the group; nothing is left unreaped.
-//!
-//! What the wrapper starts **elsewhere** is yours: a CLI inside a container
-//! or on another host ends when its stdin closes (a normal shutdown), but
-//! if the SDK has to kill the local `docker exec` or `ssh`, whether the
-//! remote CLI dies with it depends on that tool (`ssh` closes the session
-//! and the remote side gets SIGHUP; a `docker exec` process survives its
-//! client unless the container is stopped). A wrapper that moves itself
-//! out of the process group (`setsid`, a daemon) escapes the group kill.
-//!
-//! Environment: [`CliCommand::env`] holds the variables the SDK sets for
-//! the CLI (`CLAUDE_CODE_ENTRYPOINT`, those of
-//! [`Options::env`](crate::Options::env), …) and
-//! [`CliCommand::env_remove`] the inherited ones it removes. They apply to
-//! the local process; a wrapper that does not pass its environment on
-//! (`docker exec`, `ssh`) must be given them itself (`-e KEY=VALUE`,
-//! `SendEnv`), or the remote CLI runs without them.
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The command that starts the CLI (see the [module](self) documentation).
+/// The command that starts the CLI, for
+/// [`Options::spawn_with`](crate::Options::spawn_with).
+///
+/// The SDK builds the command it would run — the CLI's path, its
+/// arguments, the environment changes, the working directory — and hands
+/// it to your function, which returns the command to run instead: the same
+/// one under a wrapper (`nice`, `sudo -u`, a sandbox launcher), in a
+/// container (`docker exec -i <container> claude …`), on another machine
+/// (`ssh -T host claude …`). Whatever it returns must speak the CLI's
+/// protocol on its stdin and stdout.
+///
+/// # What the SDK still guarantees, and what you own
+///
+/// The SDK starts the returned command exactly as it starts the CLI: as the
+/// leader of a new process group, stdin, stdout and stderr piped, reaped by
+/// a thread of its own. So for everything that runs **on this machine in
+/// that process group** — the wrapper, and the CLI when the wrapper runs it
+/// locally — every guarantee holds: shutdown closes stdin, waits, then
+/// signals the whole group (SIGTERM, then SIGKILL); dropping a session
+/// kills the group; nothing is left unreaped.
+///
+/// What the wrapper starts **elsewhere** is yours: a CLI inside a container
+/// or on another host ends when its stdin closes (a normal shutdown), but
+/// if the SDK has to kill the local `docker exec` or `ssh`, whether the
+/// remote CLI dies with it depends on that tool (`ssh` closes the session
+/// and the remote side gets SIGHUP; a `docker exec` process survives its
+/// client unless the container is stopped). A wrapper that moves itself
+/// out of the process group (`setsid`, a daemon) escapes the group kill.
+///
+/// Environment: [`CliCommand::env`] holds the variables the SDK sets for
+/// the CLI (`CLAUDE_CODE_ENTRYPOINT`, those of
+/// [`Options::env`](crate::Options::env), …) and
+/// [`CliCommand::env_remove`] the inherited ones it removes. They apply to
+/// the local process; a wrapper that does not pass its environment on
+/// (`docker exec`, `ssh`) must be given them itself (`-e KEY=VALUE`,
+/// `SendEnv`), or the remote CLI runs without them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CliCommand {

@@ -70,8 +70,8 @@ use crate::wire::{Wire, str_at};
 /// `uuid` fields.
 macro_rules! messages {
     ($($(#[$m:meta])* $wire:literal => $variant:ident($inner:ty)),* $(,)?) => {
-        /// One message the CLI wrote on stdout (control envelopes excluded; see
-        /// [`crate::protocol::Incoming`] for the classification of a whole line),
+        /// One message the CLI wrote on stdout (control envelopes excluded: the
+        /// SDK answers those itself),
         /// or one the SDK made itself ([`Message::McpProgress`],
         /// [`Message::SkippedLine`]).
         ///

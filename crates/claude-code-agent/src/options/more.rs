@@ -406,7 +406,7 @@ impl Options {
     /// ([`CliCommand`]: program, arguments, environment changes, working
     /// directory) and returns the one to run instead — the CLI inside a
     /// container (`docker exec -i`), on another machine (`ssh -T`), under a
-    /// wrapper. See [`crate::spawn`] for what the SDK still guarantees and
+    /// wrapper. See [`CliCommand`] for what the SDK still guarantees and
     /// what the wrapper then owns. Replaces.
     ///
     /// ```

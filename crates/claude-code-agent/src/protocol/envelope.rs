@@ -84,7 +84,8 @@ wire_struct! {
     /// A `control_request` the SDK sends to the CLI.
     ///
     /// ```
-    /// use claude_code_agent::protocol::{SdkControlRequest, SdkRequest};
+    /// use claude_code_agent::__private::wire::SdkControlRequest;
+    /// use claude_code_agent::protocol::SdkRequest;
     /// use serde_json::json;
     /// let r = SdkControlRequest::new("req_1", SdkRequest::mcp_status());
     /// assert_eq!(r.to_value(), json!({"type": "control_request", "request_id": "req_1",
@@ -145,7 +146,7 @@ wire_struct! {
     /// `{"type":"control_response","response":{…}}`, in either direction.
     ///
     /// ```
-    /// use claude_code_agent::protocol::ControlResponse;
+    /// use claude_code_agent::__private::wire::ControlResponse;
     /// use serde_json::json;
     /// let ok = ControlResponse::success("abc", json!({"behavior": "allow"}));
     /// assert_eq!(ok.to_value(), json!({"type": "control_response", "response":
@@ -293,18 +294,11 @@ impl Incoming {
 
     /// Parses and classifies one line (lone surrogate escapes, which the
     /// CLI writes for a string cut mid-emoji, decode to U+FFFD).
-    pub fn from_slice(line: &[u8]) -> crate::Result<Self> {
+    pub fn from_slice(line: &[u8]) -> serde_json::Result<Self> {
         if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
             return Ok(Self::ControlRequest(request));
         }
-        let value: Value =
-            crate::mcp::__private::transport::json::from_slice(line).map_err(|source| {
-                crate::Error::Protocol {
-                    message: "the CLI wrote a line that is not JSON".to_owned(),
-                    line: String::from_utf8_lossy(line).into_owned(),
-                    source,
-                }
-            })?;
+        let value: Value = crate::mcp::__private::transport::json::from_slice(line)?;
         Ok(Self::from_value(value))
     }
 

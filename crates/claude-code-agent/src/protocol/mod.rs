@@ -1,5 +1,7 @@
-//! The control protocol: envelopes, requests in both directions, their typed
-//! responses, permissions, hooks and MCP server configurations.
+//! The control protocol as a user meets it: the requests the SDK can send
+//! (for [`Control::control_request`](crate::Control::control_request)), their
+//! typed responses, permissions, hooks, dialogs and MCP server configurations.
+//! The envelopes and the CLI's own requests are the SDK's business.
 //!
 //! Like the [`message`](crate::message) types, everything here is open
 //! (`Unknown`/`Other` variants) and lossless (`extra` maps).
@@ -8,12 +10,12 @@ mod agents;
 mod control_responses;
 mod controls;
 mod dialogs;
-mod envelope;
+pub(crate) mod envelope;
 mod hooks;
 mod mcp_config;
 mod permission;
-mod requests;
-mod responses;
+pub(crate) mod requests;
+pub(crate) mod responses;
 
 pub use crate::shared_types::{McpServerState, PermissionMode, SlashCommand};
 pub use agents::AgentDefinition;
@@ -31,10 +33,7 @@ pub use controls::{
 pub use dialogs::{
     ElicitationMode, ElicitationRequest, ElicitationResponse, UserDialogRequest, UserDialogResult,
 };
-pub use envelope::{
-    ControlCancelRequest, ControlError, ControlRequest, ControlResponse, ControlResponseBody,
-    ControlSuccess, Incoming, SdkControlRequest,
-};
+pub(crate) use envelope::{ControlRequest, ControlResponse, Incoming, SdkControlRequest};
 pub use hooks::{
     BackgroundTaskSummary, ConfigChangeInput, CwdChangedInput, DirectoryAddedInput,
     ElicitationAction, ElicitationInput, ElicitationResultInput, FileChangedInput, HookDecision,
@@ -56,15 +55,16 @@ pub use permission::{
     PermissionBehavior, PermissionDestination, PermissionResult, PermissionRule, PermissionUpdate,
     PermissionUpdateKind,
 };
+pub(crate) use requests::CliRequest;
 pub use requests::{
-    CanUseToolRequest, CliRequest, GetContextUsageRequest, GetSettingsRequest, HookCallbackRequest,
-    HookMatcherConfig, InitializeRequest, InterruptRequest, McpMessageRequest, McpReconnectRequest,
-    McpServerRef, McpSetServersRequest, McpStatusRequest, McpToggleRequest, RewindFilesRequest,
-    SdkRequest, SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest,
-    StopTaskRequest,
+    GetContextUsageRequest, GetSettingsRequest, HookMatcherConfig, InitializeRequest,
+    InterruptRequest, McpMessageRequest, McpReconnectRequest, McpSetServersRequest,
+    McpStatusRequest, McpToggleRequest, RewindFilesRequest, SdkRequest,
+    SetMaxThinkingTokensRequest, SetModelRequest, SetPermissionModeRequest, StopTaskRequest,
 };
+pub(crate) use responses::McpMessageResponse;
 pub use responses::{
-    AccountInfo, AgentInfo, InitializeResponse, InterruptResponse, McpMessageResponse,
-    McpServerInfo, McpServerStatus, McpSetServersResponse, McpStatusResponse, McpToolInfo,
-    ModelInfo, SetModelResponse, SetPermissionModeResponse,
+    AccountInfo, AgentInfo, InitializeResponse, InterruptResponse, McpServerInfo, McpServerStatus,
+    McpSetServersResponse, McpStatusResponse, McpToolInfo, ModelInfo, SetModelResponse,
+    SetPermissionModeResponse,
 };

@@ -1,14 +1,14 @@
 //! Specific decoded values from specific captures.
 
 use crate::support::captures::lines;
+use claude_code_agent::__private::wire::{CliRequest, ControlRequest, Incoming};
 use claude_code_agent::message::{
     ApiStreamEvent, CommandState, ContentBlock, Delta, Message, MessageContent, ResultMessage,
     ResultSubtype, SystemMessage, TerminalReason,
 };
 use claude_code_agent::protocol::{
-    CliRequest, ControlRequest, HookEvent, HookInput, Incoming, McpServerConfig, McpServerState,
-    McpStatusResponse, PermissionBehavior, PermissionDestination, PermissionMode,
-    PermissionUpdateKind,
+    HookEvent, HookInput, McpServerConfig, McpServerState, McpStatusResponse, PermissionBehavior,
+    PermissionDestination, PermissionMode, PermissionUpdateKind,
 };
 use serde_json::json;
 

@@ -1,12 +1,15 @@
 //! Open enums and losslessness beyond the captures: unknown types, subtypes
 //! and blocks, odd values in known fields, and random message-like JSON.
 
+use claude_code_agent::__private::wire::{
+    CliRequest, ControlResponse, Incoming, SdkControlRequest,
+};
 use claude_code_agent::message::{
     ContentBlock, Message, ResultMessage, ResultSubtype, SystemMessage, UserInput, UserMessage,
 };
 use claude_code_agent::protocol::{
-    CliRequest, ControlResponse, HookEvent, HookInput, HookOutput, Incoming, McpServerConfig,
-    McpStatusResponse, PermissionMode, PermissionResult, SdkControlRequest, SdkRequest,
+    HookEvent, HookInput, HookOutput, McpServerConfig, McpStatusResponse, PermissionMode,
+    PermissionResult, SdkRequest,
 };
 
 use std::sync::OnceLock;

@@ -4,12 +4,11 @@
 use std::collections::BTreeSet;
 
 use crate::support::captures::{Line, all_cli_lines};
+use claude_code_agent::__private::wire::{CliRequest, ControlResponseBody, Incoming};
 use claude_code_agent::message::{
     ApiStreamEvent, ContentBlock, Delta, Message, MessageContent, SystemMessage,
 };
-use claude_code_agent::protocol::{
-    CliRequest, ControlResponseBody, HookInput, Incoming, McpStatusResponse,
-};
+use claude_code_agent::protocol::{HookInput, McpStatusResponse};
 use serde_json::Value;
 
 #[test]

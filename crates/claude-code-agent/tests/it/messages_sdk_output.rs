@@ -4,11 +4,12 @@
 use std::collections::BTreeMap;
 
 use crate::support::captures::{Line, all_capture_names, lines};
+use claude_code_agent::__private::wire::{ControlResponse, McpMessageResponse, SdkControlRequest};
 use claude_code_agent::message::{ContentBlock, Message, Priority, UserInput};
 use claude_code_agent::protocol::{
-    AgentDefinition, ControlResponse, HookEvent, HookMatcherConfig, HookOutput, InitializeRequest,
-    McpMessageResponse, McpServerConfig, PermissionBehavior, PermissionDestination, PermissionMode,
-    PermissionResult, PermissionRule, PermissionUpdate, SdkControlRequest, SdkRequest,
+    AgentDefinition, HookEvent, HookMatcherConfig, HookOutput, InitializeRequest, McpServerConfig,
+    PermissionBehavior, PermissionDestination, PermissionMode, PermissionResult, PermissionRule,
+    PermissionUpdate, SdkRequest,
 };
 use serde_json::{Value, json};
 

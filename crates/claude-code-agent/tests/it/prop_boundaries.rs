@@ -1,8 +1,9 @@
 //! Security boundaries of the SDK side that `SECURITY.md` claims and that
 //! no other test checks.
 
+use claude_code_agent::__private::wire::Incoming;
 use claude_code_agent::Options;
-use claude_code_agent::protocol::{Incoming, McpServerConfig};
+use claude_code_agent::protocol::McpServerConfig;
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -6,8 +6,8 @@
 //! JSON): here each generated envelope knows how it must be classified, and
 //! the round trip goes through bytes (compact and pretty, CRLF-free).
 
+use claude_code_agent::__private::wire::{CliRequest, ControlResponseBody, Incoming};
 use claude_code_agent::message::Message;
-use claude_code_agent::protocol::{CliRequest, ControlResponseBody, Incoming};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -221,8 +221,7 @@ proptest! {
         match Incoming::from_slice(&bytes) {
             Ok(incoming) => prop_assert_eq!(incoming.to_value(), json.unwrap()),
             Err(e) => {
-                prop_assert!(json.is_err());
-                prop_assert!(matches!(e, claude_code_agent::Error::Protocol { .. }), "{}", e);
+                prop_assert!(json.is_err(), "{}", e);
             }
         }
     }

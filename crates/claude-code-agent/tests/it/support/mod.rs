@@ -23,9 +23,9 @@ use std::time::Duration;
 
 // The testkit's harness, process reader and transcript helpers, as a prelude
 // of these tests.
+pub use claude_code_agent_testkit::__private::process::Proc;
 pub use claude_code_agent_testkit::Harness;
 use claude_code_agent_testkit::Turn;
-pub use claude_code_agent_testkit::process::Proc;
 pub use claude_code_agent_testkit::transcript::{
     drain, result_text, results, tool_results, tool_uses,
 };
