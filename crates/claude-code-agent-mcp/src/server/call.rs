@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
 use super::context::{CallContext, Cancel, RequestContext};
 use super::session::Session;
+use super::watchdog::Timing;
 use super::{Registered, ServerInner};
-use crate::jsonrpc::{ErrorObject, METHOD_NOT_FOUND, RequestId};
+use crate::jsonrpc::{self, ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
 
 /// How a handler run ended.
@@ -132,9 +134,10 @@ fn start<'a>(
     id: &Value,
     arguments: Value,
     meta: Option<Arc<Map<String, Value>>>,
-    ctx: RequestContext,
+    mut ctx: RequestContext,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
+    let watch = ctx.watch.take();
     let (session, stream) = ctx.into_parts();
     let tool = &registered.tool;
     let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
@@ -158,6 +161,21 @@ fn start<'a>(
         }
         None => (Deadline::fixed(limit), None),
     };
+    if let Some(watch) = &watch {
+        // The backstop, should the handler block its thread (watchdog.rs).
+        let timing = Timing {
+            start: Instant::now(),
+            deadline: deadline.clone(),
+        };
+        let (id, registered) = (id.clone(), Arc::clone(&registered));
+        watch.arm(
+            timing,
+            Box::new(move |expiry| {
+                let result = conclude(&registered.tool, Outcome::TimedOut(expiry), limit, cap);
+                jsonrpc::response(&id, result.into_value())
+            }),
+        );
+    }
     let mark = session.as_ref().map(Session::cancel_mark);
     // Made with the handler's context, if it takes one.
     let mut cancel: Option<Arc<Cancel>> = None;

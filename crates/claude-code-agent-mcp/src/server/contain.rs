@@ -78,6 +78,25 @@ impl Deadline {
         }
     }
 
+    /// When the deadline passes, as far as is known now, for a run that
+    /// started at `start` (the progress clock's start, when following).
+    pub(crate) fn due(&self, start: Instant) -> Instant {
+        match &self.following {
+            None => start + self.limit,
+            Some((clock, cap)) => (clock.last() + self.limit).min(clock.start + *cap),
+        }
+    }
+
+    /// How the deadline passed, once [`due`](Self::due) is past.
+    pub(crate) fn expiry(&self, start: Instant) -> Expiry {
+        match &self.following {
+            Some((clock, cap)) if clock.moved() && self.due(start) == clock.start + *cap => {
+                Expiry::Cap(*cap)
+            }
+            _ => Expiry::Quiet(self.limit),
+        }
+    }
+
     /// Completes when the deadline has passed, saying how.
     pub(crate) async fn expired(&self) -> Expiry {
         let Some((clock, cap)) = &self.following else {

@@ -11,6 +11,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
 use super::session::{Session, Sink};
+use super::watchdog::Watch;
 use crate::jsonrpc;
 use crate::types::{ClientCapabilities, LogLevel};
 
@@ -41,6 +42,9 @@ pub const TOOL_USE_ID_META: &str = "claudecode/toolUseId";
 pub struct RequestContext {
     session: Option<Session>,
     stream: Option<Arc<dyn ResponseStream>>,
+    /// The transport's backstop for a tool call whose handler blocks its
+    /// thread (see `watchdog.rs`).
+    pub(crate) watch: Option<Arc<Watch>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -63,6 +67,7 @@ impl RequestContext {
         Self {
             session: Some(session),
             stream: None,
+            watch: None,
         }
     }
 

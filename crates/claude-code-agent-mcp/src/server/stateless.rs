@@ -345,6 +345,7 @@ pub(crate) fn request_context(
     ctx: RequestContext,
     meta: Option<&Map<String, Value>>,
 ) -> RequestContext {
+    let watch = ctx.watch.clone();
     let outlet = outlet(ctx, meta);
     let sink = outlet.clone();
     let session = Session::with_notifier(move |m| sink.deliver(m));
@@ -364,6 +365,7 @@ pub(crate) fn request_context(
     if let Some(inner) = outlet.stream.clone() {
         ctx = ctx.with_response_stream(Arc::new(FilteredStream { outlet, inner }));
     }
+    ctx.watch = watch;
     ctx
 }
 

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::watchdog::Watchdog;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
 use crate::transport::json::envelope;
@@ -225,6 +226,8 @@ where
     let mut lines = LineReader::new(input, SERVE_MAX_LINE_BYTES);
     let permits = Arc::new(Semaphore::new(SERVE_MAX_REQUESTS_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
+    // Tool calls whose handler blocks its thread are answered from here.
+    let (dog, mut timed_out) = Watchdog::new();
     let mut read_error = None;
     // Requests read while the first of them waits for admission, in order.
     let mut queue = VecDeque::<Queued>::new();
@@ -239,8 +242,13 @@ where
                 Next::Admitted(admitted)
             }
             line = lines.next_line(), if read => Next::Line(line),
+            Some(answer) = timed_out.recv() => Next::TimedOut(answer),
         };
         let message = match next {
+            Next::TimedOut(answer) => {
+                out.reply(&answer).await;
+                continue;
+            }
             Next::Admitted(None) => break,
             Next::Admitted(Some((permit, ticket))) => {
                 let Some(queued) = queue.pop_front() else {
@@ -253,6 +261,7 @@ where
                     let ctx = RequestContext::with_session(session.clone());
                     spawn(
                         &mut tasks,
+                        &dog,
                         &handler,
                         &out,
                         message,
@@ -312,7 +321,7 @@ where
             };
             if let Some((permit, ticket)) = admitted {
                 spawn(
-                    &mut tasks, &handler, &out, message, ctx, order, permit, ticket,
+                    &mut tasks, &dog, &handler, &out, message, ctx, order, permit, ticket,
                 );
             } else {
                 // Its line waits, not its value (which may take many times
@@ -350,7 +359,15 @@ where
         while tasks.try_join_next().is_some() {}
     }
     session.close();
-    while tasks.join_next().await.is_some() {}
+    loop {
+        tokio::select! {
+            joined = tasks.join_next() => if joined.is_none() { break },
+            Some(answer) = timed_out.recv() => out.reply(&answer).await,
+        }
+    }
+    while let Ok(answer) = timed_out.try_recv() {
+        out.reply(&answer).await;
+    }
     drop(session);
     if let Err(e) = out.writer.close().await {
         out.record(e);
@@ -379,28 +396,43 @@ enum Next<'a> {
     Admitted(Option<(OwnedSemaphorePermit, Ticket)>),
     /// A line was read.
     Line(io::Result<Option<Line<'a>>>),
+    /// The watchdog answered a tool call whose handler blocks its thread.
+    TimedOut(Value),
 }
 
-/// Answers admitted requests in a task of their own.
+/// Answers admitted requests in a task of their own; a tool call's with
+/// the watchdog as its backstop (see `server/watchdog.rs`).
 #[allow(clippy::too_many_arguments)]
 fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
     tasks: &mut tokio::task::JoinSet<()>,
+    dog: &Watchdog,
     handler: &Arc<dyn Handler>,
     out: &Output<W>,
     message: Value,
-    ctx: RequestContext,
+    mut ctx: RequestContext,
     order: Order,
     permit: OwnedSemaphorePermit,
     ticket: Ticket,
 ) {
     let handler = Arc::clone(handler);
     let out = out.clone();
-    tasks.spawn(async move {
-        if let Some(reply) = answer(handler.as_ref(), message, ctx).await {
-            out.answer(reply, order, ticket).await;
+    let watch =
+        (message.get("method").and_then(Value::as_str) == Some("tools/call")).then(|| dog.watch());
+    ctx.watch.clone_from(&watch);
+    let task = tasks.spawn({
+        let watch = watch.clone();
+        async move {
+            if let Some(reply) = answer(handler.as_ref(), message, ctx).await
+                && watch.as_ref().is_none_or(|w| w.settle())
+            {
+                out.answer(reply, order, ticket).await;
+            }
+            drop(permit);
         }
-        drop(permit);
     });
+    if let Some(watch) = watch {
+        watch.set_task(task);
+    }
 }
 
 /// The output side of [`serve_lines`]: the writer, the first write error,

@@ -1,7 +1,7 @@
 //! Serving over NDJSON (`serve_lines`, what `serve_stdio` runs) facing bad
 //! input: garbage, a line over the cap, blank lines, a truncated last line,
 //! input that ends while a call runs, a string cut mid-emoji, a request that
-//! does not decode but shows its id.
+//! does not decode but shows its id, a handler that blocks its thread.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,20 @@ fn server() -> Server {
                 format!("slept {ms}")
             })
             .input_schema(json!({"type":"object","properties":{"ms":{"type":"integer"}}})),
+        )
+        .tool(
+            Tool::new(
+                "stuck",
+                "blocks its thread for `ms`",
+                |v: Value| async move {
+                    let ms = v["ms"].as_u64().unwrap_or(0);
+                    // What a handler must not do (see docs/mcp-servers.md).
+                    std::thread::sleep(Duration::from_millis(ms));
+                    format!("blocked {ms}")
+                },
+            )
+            .input_schema(json!({"type":"object","properties":{"ms":{"type":"integer"}}}))
+            .timeout(Duration::from_millis(300)),
         )
         .tool(
             Tool::new("echo", "says `text` back", |v: Value| async move {
@@ -198,5 +212,41 @@ async fn a_request_that_does_not_decode_is_answered_with_its_id() {
     let reply = s.reply().await;
     assert_eq!(error_code(&reply), -32700, "{reply}");
     assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert!(s.end().await.is_empty());
+}
+
+/// A handler that blocks its thread past its timeout: the caller gets the
+/// timeout answer on time (the watchdog, on the other worker thread), other
+/// calls are served meanwhile, and when the thread is free again its late
+/// answer is dropped: each request answered once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_blocks_its_thread_times_out_on_time_and_is_answered_once() {
+    let mut s = serve();
+    let start = std::time::Instant::now();
+    s.send(&line(&call(1, "stuck", json!({"ms": 2500})))).await;
+    s.send(&line(&call(2, "echo", json!({"text": "meanwhile"}))))
+        .await;
+    let first = s.reply().await;
+    assert_eq!(first["id"], 2, "{first}");
+    assert_eq!(text(result(&first)), "meanwhile");
+    let timed_out = s.reply().await;
+    let waited = start.elapsed();
+    assert_eq!(timed_out["id"], 1, "{timed_out}");
+    assert_eq!(result(&timed_out)["isError"], true);
+    let said = text(result(&timed_out));
+    assert!(
+        said.contains("\"stuck\" timed out after 300ms and was stopped"),
+        "{said}"
+    );
+    // The timeout (300 ms) and the watchdog's grace (100 ms), well before
+    // the thread is free (2.5 s).
+    assert!(waited < Duration::from_millis(1500), "{waited:?}");
+    // Once the thread is free, nothing more comes for id 1.
+    tokio::time::sleep(
+        Duration::from_millis(2500).saturating_sub(start.elapsed()) + Duration::from_millis(300),
+    )
+    .await;
+    s.send(&line(&req(3, "ping", json!({})))).await;
+    assert_eq!(s.reply().await["id"], 3);
     assert!(s.end().await.is_empty());
 }

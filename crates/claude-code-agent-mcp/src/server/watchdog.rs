@@ -1,0 +1,260 @@
+//! The tool timeout's backstop for a handler that blocks its thread.
+//!
+//! A call's timeout is a timer in the call's own task ([`contain`]): it
+//! fires only when that task is polled, so a handler that blocks the thread
+//! its task runs on (`std::thread::sleep`, a blocking read, a long loop
+//! with no `.await`) keeps its caller waiting for as long as it blocks. A
+//! transport that runs each request in a task of its own (`serve_lines`)
+//! gives each tool call a [`Watch`] of its connection's [`Watchdog`]: the
+//! call arms the watch with its deadline before the handler's first poll,
+//! and a call still running [`GRACE`] after its deadline is answered with
+//! the timeout result the call itself would have given, through the
+//! connection's channel of timeout answers; its task is aborted (the
+//! handler future is dropped once the blocking call returns). Whichever of
+//! the two settles the watch first answers; the other's answer is dropped.
+//!
+//! The deadlines are kept by one thread of the process, not a Tokio task: a
+//! task woken from the worker that is about to block would wait in that
+//! worker's LIFO slot, which other workers cannot steal, until the handler
+//! returns. The answers go out through a worker that is free. On a
+//! current-thread runtime nothing is armed: no worker could write the
+//! answer before the handler returns.
+//!
+//! [`contain`]: super::contain
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use super::contain::{Deadline, Expiry};
+
+/// How long after its deadline a call's own timer has to answer before the
+/// watchdog does: the call's timer starts a little later (after the first
+/// poll) and is normally the one that answers.
+pub(crate) const GRACE: Duration = Duration::from_millis(100);
+
+/// When a call's deadline passes: its [`Deadline`], counted from `start`.
+pub(crate) struct Timing {
+    pub(crate) start: tokio::time::Instant,
+    pub(crate) deadline: Deadline,
+}
+
+impl Timing {
+    /// The deadline as far as is known now, plus [`GRACE`].
+    fn due(&self) -> Instant {
+        self.deadline.due(self.start).into_std() + GRACE
+    }
+}
+
+/// The answer a call gives when it times out (the JSON-RPC response).
+pub(crate) type TimeoutAnswer = Box<dyn FnOnce(Expiry) -> Value + Send>;
+
+/// The timeout answers of one connection's watches.
+pub(crate) type Answers = mpsc::UnboundedReceiver<Value>;
+
+/// One connection's watches: where their timeout answers go.
+#[derive(Clone)]
+pub(crate) struct Watchdog {
+    answers: mpsc::UnboundedSender<Value>,
+}
+
+impl Watchdog {
+    /// A watchdog, and the channel its timeout answers arrive on (the
+    /// transport writes them as it writes any answer).
+    pub(crate) fn new() -> (Self, Answers) {
+        let (answers, rx) = mpsc::unbounded_channel();
+        (Self { answers }, rx)
+    }
+
+    /// A watch for one request.
+    pub(crate) fn watch(&self) -> Arc<Watch> {
+        Arc::new(Watch {
+            slot: Mutex::new(Slot::Idle),
+            task: OnceLock::new(),
+            answers: self.answers.clone(),
+        })
+    }
+}
+
+/// One request's slot: armed by its call, settled by whoever answers first.
+pub(crate) struct Watch {
+    slot: Mutex<Slot>,
+    task: OnceLock<AbortHandle>,
+    answers: mpsc::UnboundedSender<Value>,
+}
+
+enum Slot {
+    Idle,
+    Armed {
+        timing: Timing,
+        answer: TimeoutAnswer,
+        /// Its key in the timer's schedule.
+        key: Key,
+    },
+    Settled,
+}
+
+/// A due time, and a sequence number that makes it unique.
+type Key = (Instant, u64);
+
+impl Watch {
+    /// Arms the watch: `answer` is sent if the call is still running
+    /// [`GRACE`] after `timing`'s deadline. Nothing happens on a
+    /// current-thread runtime, or when the watch was armed or settled.
+    pub(crate) fn arm(self: &Arc<Self>, timing: Timing, answer: TimeoutAnswer) {
+        if !multi_threaded() {
+            return;
+        }
+        let mut slot = lock(&self.slot);
+        if !matches!(*slot, Slot::Idle) {
+            return;
+        }
+        let timer = timer();
+        let key = timer.schedule(timing.due(), self);
+        *slot = Slot::Armed {
+            timing,
+            answer,
+            key,
+        };
+    }
+
+    /// The task running the request, aborted when the watchdog answers.
+    pub(crate) fn set_task(&self, task: AbortHandle) {
+        let _ = self.task.set(task);
+    }
+
+    /// Called by the request's task with its answer: whether it is the one
+    /// to answer (`false`: the watchdog answered already; drop yours).
+    pub(crate) fn settle(&self) -> bool {
+        let mut slot = lock(&self.slot);
+        match std::mem::replace(&mut *slot, Slot::Settled) {
+            Slot::Settled => false,
+            Slot::Armed { key, .. } => {
+                lock(&timer().due).remove(&key);
+                true
+            }
+            Slot::Idle => true,
+        }
+    }
+
+    /// Its time came (taken off the schedule at `popped`): put back if
+    /// progress moved its deadline, else answered here unless its call
+    /// answered first.
+    fn expire(self: &Arc<Self>, popped: Key) {
+        let mut slot = lock(&self.slot);
+        let Slot::Armed { timing, key, .. } = &mut *slot else {
+            return;
+        };
+        if *key != popped {
+            return;
+        }
+        let due = timing.due();
+        if due > Instant::now() {
+            *key = timer().schedule(due, self);
+            return;
+        }
+        let Slot::Armed { timing, answer, .. } = std::mem::replace(&mut *slot, Slot::Settled)
+        else {
+            return;
+        };
+        drop(slot);
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
+        tracing::warn!(
+            after = ?timing.start.elapsed(),
+            "a tool call's handler blocked its thread past the call's timeout: \
+             answered by the watchdog"
+        );
+        let _ = self
+            .answers
+            .send(answer(timing.deadline.expiry(timing.start)));
+    }
+}
+
+/// The process's schedule of armed watches, kept by its own thread.
+struct Timer {
+    due: Mutex<BTreeMap<Key, Arc<Watch>>>,
+    wake: Condvar,
+    next: AtomicU64,
+}
+
+impl Timer {
+    /// Puts `watch` on the schedule at `due`; wakes the thread when it is
+    /// now the first.
+    fn schedule(&self, due: Instant, watch: &Arc<Watch>) -> Key {
+        let key = (due, self.next.fetch_add(1, Ordering::Relaxed));
+        let mut schedule = lock(&self.due);
+        schedule.insert(key, Arc::clone(watch));
+        if schedule
+            .first_key_value()
+            .is_some_and(|(first, _)| *first == key)
+        {
+            self.wake.notify_one();
+        }
+        key
+    }
+
+    /// The thread's loop: sleeps until the first due time, then expires
+    /// the watches that are due.
+    fn run(&self) {
+        let mut schedule = lock(&self.due);
+        loop {
+            let Some((&key, _)) = schedule.first_key_value() else {
+                schedule = self
+                    .wake
+                    .wait(schedule)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            let now = Instant::now();
+            if key.0 > now {
+                schedule = self
+                    .wake
+                    .wait_timeout(schedule, key.0 - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+                continue;
+            }
+            let Some(watch) = schedule.remove(&key) else {
+                continue;
+            };
+            drop(schedule);
+            watch.expire(key);
+            schedule = lock(&self.due);
+        }
+    }
+}
+
+/// The timer, its thread started on first use.
+fn timer() -> &'static Timer {
+    static TIMER: OnceLock<&'static Timer> = OnceLock::new();
+    TIMER.get_or_init(|| {
+        let timer: &'static Timer = Box::leak(Box::new(Timer {
+            due: Mutex::new(BTreeMap::new()),
+            wake: Condvar::new(),
+            next: AtomicU64::new(0),
+        }));
+        let started = std::thread::Builder::new()
+            .name("mcp-tool-watchdog".into())
+            .spawn(move || timer.run());
+        if let Err(e) = started {
+            tracing::warn!(error = %e, "no watchdog thread: a blocking tool handler delays its timeout");
+        }
+        timer
+    })
+}
+
+fn multi_threaded() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
