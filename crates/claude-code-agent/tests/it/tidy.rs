@@ -314,11 +314,72 @@ fn citations_of_the_protocol_document_resolve() {
     );
 }
 
+/// The features named by `feature = "…"` in `text`.
+fn features_named(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("feature = \"") {
+        rest = &rest[at + "feature = \"".len()..];
+        if let Some(end) = rest.find('"') {
+            found.push(rest[..end].to_owned());
+        }
+    }
+    found
+}
+
+/// The SDK's features whose code `scripts/test` checks alone
+/// (`SDK_OWN_FEATURES="…"`): its other features only switch on the MCP
+/// crate's, which that crate's own runs check.
+fn sdk_code_features_unchecked(files: &[String]) -> Vec<String> {
+    let script = read("scripts/test");
+    let Some(own) = script
+        .lines()
+        .find_map(|l| l.strip_prefix("SDK_OWN_FEATURES=\""))
+        .and_then(|l| l.strip_suffix('"'))
+    else {
+        return vec!["scripts/test: no SDK_OWN_FEATURES=\"…\" line".to_owned()];
+    };
+    let own: Vec<&str> = own.split_whitespace().collect();
+    let mut unchecked = Vec::new();
+    for path in files
+        .iter()
+        .filter(|p| p.starts_with("crates/claude-code-agent/src/") && p.ends_with(".rs"))
+    {
+        for (n, line) in read(path).lines().enumerate() {
+            if !line.contains("cfg") {
+                continue;
+            }
+            for feature in features_named(line) {
+                if !own.contains(&feature.as_str()) {
+                    unchecked.push(format!(
+                        "{path}:{}: code conditional on `{feature}`, which scripts/test \
+                         does not check alone: add it to SDK_OWN_FEATURES",
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    unchecked
+}
+
+#[test]
+fn the_sdk_code_depends_only_on_the_features_checked_alone() {
+    check(
+        "the SDK's own code depends on a feature scripts/test does not check alone",
+        sdk_code_features_unchecked(&files()),
+    );
+}
+
 // ---------------------------------------------------------------------------
 // The rules themselves, on made-up input
 
 #[test]
 fn the_rules_catch_what_they_should() {
+    assert_eq!(
+        features_named(r#"#[cfg(all(feature = "rmcp", feature = "http-client"))]"#),
+        ["rmcp", "http-client"]
+    );
     // SDK crate names, and the MCP crate's own name is not one.
     assert_eq!(
         sdk_crate_names("use claude_code_agent::Options;"),
