@@ -416,8 +416,11 @@ fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
 ) {
     let handler = Arc::clone(handler);
     let out = out.clone();
-    let watch =
-        (message.get("method").and_then(Value::as_str) == Some("tools/call")).then(|| dog.watch());
+    let watch = if message.get("method").and_then(Value::as_str) == Some("tools/call") {
+        dog.watch()
+    } else {
+        None
+    };
     ctx.watch.clone_from(&watch);
     let task = tasks.spawn({
         let watch = watch.clone();

@@ -61,22 +61,29 @@ pub(crate) type Answers = mpsc::UnboundedReceiver<Value>;
 #[derive(Clone)]
 pub(crate) struct Watchdog {
     answers: mpsc::UnboundedSender<Value>,
+    /// On a multi-thread runtime: the only kind where it can help.
+    enabled: bool,
 }
 
 impl Watchdog {
-    /// A watchdog, and the channel its timeout answers arrive on (the
-    /// transport writes them as it writes any answer).
+    /// A watchdog for a connection served on the current runtime, and the
+    /// channel its timeout answers arrive on (the transport writes them as
+    /// it writes any answer).
     pub(crate) fn new() -> (Self, Answers) {
         let (answers, rx) = mpsc::unbounded_channel();
-        (Self { answers }, rx)
+        let enabled = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        (Self { answers, enabled }, rx)
     }
 
-    /// A watch for one request.
-    pub(crate) fn watch(&self) -> Arc<Watch> {
-        Arc::new(Watch {
-            slot: Mutex::new(Slot::Idle),
-            task: OnceLock::new(),
-            answers: self.answers.clone(),
+    /// A watch for one tool call; none on a current-thread runtime.
+    pub(crate) fn watch(&self) -> Option<Arc<Watch>> {
+        self.enabled.then(|| {
+            Arc::new(Watch {
+                slot: Mutex::new(Slot::Idle),
+                task: OnceLock::new(),
+                answers: self.answers.clone(),
+            })
         })
     }
 }
@@ -104,12 +111,9 @@ type Key = (Instant, u64);
 
 impl Watch {
     /// Arms the watch: `answer` is sent if the call is still running
-    /// [`GRACE`] after `timing`'s deadline. Nothing happens on a
-    /// current-thread runtime, or when the watch was armed or settled.
+    /// [`GRACE`] after `timing`'s deadline. Nothing happens when the watch
+    /// was armed or settled already.
     pub(crate) fn arm(self: &Arc<Self>, timing: Timing, answer: TimeoutAnswer) {
-        if !multi_threaded() {
-            return;
-        }
         let mut slot = lock(&self.slot);
         if !matches!(*slot, Slot::Idle) {
             return;
@@ -248,11 +252,6 @@ fn timer() -> &'static Timer {
         }
         timer
     })
-}
-
-fn multi_threaded() -> bool {
-    tokio::runtime::Handle::try_current()
-        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
