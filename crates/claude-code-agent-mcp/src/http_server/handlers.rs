@@ -18,6 +18,7 @@ use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
+use crate::server::watchdog::{self, Watch};
 use crate::server::{RequestContext, ResponseStream, answer};
 
 /// JSON-RPC error code for "no such session" (as the reference SDKs use).
@@ -215,20 +216,38 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         return json_reply(StatusCode::OK, reply, None);
     }
     let (stream, rx) = http.hub.open(http.priming());
-    let stream_ctx = ctx.with_response_stream(Arc::new(PostStream {
+    let mut stream_ctx = ctx.with_response_stream(Arc::new(PostStream {
         hub: Arc::clone(&http.hub),
         stream,
     }));
+    // A tool call whose handler blocks its thread is answered on its stream
+    // all the same (server/watchdog.rs).
+    let watch = (method == "tools/call" && watchdog::can_watch()).then(|| {
+        let hub = Arc::clone(&http.hub);
+        Watch::new(Box::new(move |answer| {
+            hub.send(stream, &answer);
+            hub.finish(stream);
+        }))
+    });
+    stream_ctx.watch.clone_from(&watch);
     let keep_alive = shared.config.keep_alive;
     let shared = Arc::clone(shared);
     let hub = Arc::clone(&http.hub);
-    tokio::spawn(async move {
-        let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
-        if let Some(reply) = reply {
-            http.hub.send(stream, &reply);
+    let task = tokio::spawn({
+        let watch = watch.clone();
+        async move {
+            let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
+            if watch.as_ref().is_none_or(|w| w.settle()) {
+                if let Some(reply) = reply {
+                    http.hub.send(stream, &reply);
+                }
+                http.hub.finish(stream);
+            }
         }
-        http.hub.finish(stream);
     });
+    if let Some(watch) = watch {
+        watch.set_task(task.abort_handle());
+    }
     sse_response(rx, &hub, Some(keep_alive), None)
 }
 

@@ -95,7 +95,7 @@ pub mod stateless;
 mod stdio;
 mod tool;
 mod validate;
-mod watchdog;
+pub(crate) mod watchdog;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;

@@ -4,14 +4,16 @@
 //! fires only when that task is polled, so a handler that blocks the thread
 //! its task runs on (`std::thread::sleep`, a blocking read, a long loop
 //! with no `.await`) keeps its caller waiting for as long as it blocks. A
-//! transport that runs each request in a task of its own (`serve_lines`)
-//! gives each tool call a [`Watch`] of its connection's [`Watchdog`]: the
-//! call arms the watch with its deadline before the handler's first poll,
-//! and a call still running [`GRACE`] after its deadline is answered with
-//! the timeout result the call itself would have given, through the
-//! connection's channel of timeout answers; its task is aborted (the
-//! handler future is dropped once the blocking call returns). Whichever of
-//! the two settles the watch first answers; the other's answer is dropped.
+//! transport that runs each request in a task of its own (`serve_lines`,
+//! the HTTP server's calls answered over SSE) gives each tool call a
+//! [`Watch`]: the call arms it with its deadline before the handler's
+//! first poll, and a call still running [`GRACE`] after its deadline is
+//! answered with the timeout result the call itself would have given,
+//! delivered where the transport said (`serve_lines`: its connection's
+//! channel of timeout answers; HTTP: the call's SSE stream); its task is
+//! aborted (the handler future is dropped once the blocking call returns).
+//! Whichever of the two settles the watch first answers; the other's
+//! answer is dropped.
 //!
 //! The deadlines are kept by one thread of the process, not a Tokio task: a
 //! task woken from the worker that is about to block would wait in that
@@ -57,7 +59,18 @@ pub(crate) type TimeoutAnswer = Box<dyn FnOnce(Expiry) -> Value + Send>;
 /// The timeout answers of one connection's watches.
 pub(crate) type Answers = mpsc::UnboundedReceiver<Value>;
 
-/// One connection's watches: where their timeout answers go.
+/// Where a watch's timeout answer goes: the transport writes it as it
+/// writes any answer (called from the watchdog's thread; must not block).
+pub(crate) type Deliver = Box<dyn FnOnce(Value) + Send>;
+
+/// Whether watches can help here: on a multi-thread runtime only.
+pub(crate) fn can_watch() -> bool {
+    tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)
+}
+
+/// One connection's watches, whose timeout answers go to one channel
+/// (`serve_lines`).
 #[derive(Clone)]
 pub(crate) struct Watchdog {
     answers: mpsc::UnboundedSender<Value>,
@@ -67,23 +80,25 @@ pub(crate) struct Watchdog {
 
 impl Watchdog {
     /// A watchdog for a connection served on the current runtime, and the
-    /// channel its timeout answers arrive on (the transport writes them as
-    /// it writes any answer).
+    /// channel its timeout answers arrive on.
     pub(crate) fn new() -> (Self, Answers) {
         let (answers, rx) = mpsc::unbounded_channel();
-        let enabled = tokio::runtime::Handle::try_current()
-            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
-        (Self { answers, enabled }, rx)
+        (
+            Self {
+                answers,
+                enabled: can_watch(),
+            },
+            rx,
+        )
     }
 
     /// A watch for one tool call; none on a current-thread runtime.
     pub(crate) fn watch(&self) -> Option<Arc<Watch>> {
+        let answers = self.answers.clone();
         self.enabled.then(|| {
-            Arc::new(Watch {
-                slot: Mutex::new(Slot::Idle),
-                task: OnceLock::new(),
-                answers: self.answers.clone(),
-            })
+            Watch::new(Box::new(move |answer| {
+                let _ = answers.send(answer);
+            }))
         })
     }
 }
@@ -92,7 +107,7 @@ impl Watchdog {
 pub(crate) struct Watch {
     slot: Mutex<Slot>,
     task: OnceLock<AbortHandle>,
-    answers: mpsc::UnboundedSender<Value>,
+    deliver: Mutex<Option<Deliver>>,
 }
 
 enum Slot {
@@ -110,6 +125,15 @@ enum Slot {
 type Key = (Instant, u64);
 
 impl Watch {
+    /// A watch whose timeout answer goes to `deliver`.
+    pub(crate) fn new(deliver: Deliver) -> Arc<Self> {
+        Arc::new(Self {
+            slot: Mutex::new(Slot::Idle),
+            task: OnceLock::new(),
+            deliver: Mutex::new(Some(deliver)),
+        })
+    }
+
     /// Arms the watch: `answer` is sent if the call is still running
     /// [`GRACE`] after `timing`'s deadline. Nothing happens when the watch
     /// was armed or settled already.
@@ -175,9 +199,10 @@ impl Watch {
             "a tool call's handler blocked its thread past the call's timeout: \
              answered by the watchdog"
         );
-        let _ = self
-            .answers
-            .send(answer(timing.deadline.expiry(timing.start)));
+        let deliver = lock(&self.deliver).take();
+        if let Some(deliver) = deliver {
+            deliver(answer(timing.deadline.expiry(timing.start)));
+        }
     }
 }
 

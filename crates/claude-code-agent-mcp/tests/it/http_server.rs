@@ -341,3 +341,66 @@ async fn a_string_cut_mid_emoji_is_answered_and_a_body_that_does_not_decode_gets
         "the request's id, though it does not decode: {body}"
     );
 }
+
+/// A tool call whose handler blocks its thread past its timeout is answered
+/// on its SSE stream on time, with its timeout result (the watchdog, on the
+/// other worker), and the stream ends; other requests are served meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_blocks_its_thread_is_answered_on_its_stream_on_time() {
+    let server = Server::builder("blocking", "1")
+        .tool(
+            Tool::new("stuck", "blocks its thread", |_: Value| async move {
+                // What a handler must not do (see docs/mcp-servers.md).
+                std::thread::sleep(Duration::from_millis(2500));
+                "blocked"
+            })
+            .input_schema(json!({"type":"object"}))
+            .timeout(Duration::from_millis(300)),
+        )
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let service = StreamableHttpService::new(server, StreamableHttpConfig::default());
+    let task = tokio::spawn(async move {
+        let _ = service.serve(listener).await;
+    });
+    let http = Client::new();
+    let sid = http_session::initialize(&http, &url, json!({})).await;
+
+    let start = std::time::Instant::now();
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"stuck","arguments":{}}});
+    let r = http_session::post(&http, &url, Some(&sid), &call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["content-type"], "text/event-stream");
+    let list = json!({"jsonrpc":"2.0","id":8,"method":"tools/list"});
+    let listed: Value = http_session::post(&http, &url, Some(&sid), &list)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["id"], 8);
+    let text = tokio::time::timeout(Duration::from_secs(2), r.text())
+        .await
+        .expect("the call's stream ends on time")
+        .unwrap();
+    let waited = start.elapsed();
+    let messages = sse_messages(&text);
+    let answer = messages
+        .iter()
+        .find(|m| m["id"] == 7)
+        .unwrap_or_else(|| panic!("no answer on the stream: {text}"));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("\"stuck\" timed out after 300ms and was stopped"),
+        "{said}"
+    );
+    // The timeout (300 ms) and the watchdog's grace (100 ms), well before
+    // the thread is free (2.5 s).
+    assert!(waited < Duration::from_millis(1500), "{waited:?}");
+    task.abort();
+}
