@@ -94,8 +94,8 @@ impl Watchdog {
 
     /// A watch for one tool call; none on a current-thread runtime.
     pub(crate) fn watch(&self) -> Option<Arc<Watch>> {
-        let answers = self.answers.clone();
         self.enabled.then(|| {
+            let answers = self.answers.clone();
             Watch::new(Box::new(move |answer| {
                 let _ = answers.send(answer);
             }))
