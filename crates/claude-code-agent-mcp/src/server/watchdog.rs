@@ -191,17 +191,19 @@ impl Watch {
             return;
         };
         drop(slot);
-        if let Some(task) = self.task.get() {
-            task.abort();
-        }
         tracing::warn!(
             after = ?timing.start.elapsed(),
             "a tool call's handler blocked its thread past the call's timeout: \
              answered by the watchdog"
         );
+        // Delivered before the task is aborted: a transport that sees the
+        // task end (and then stops) finds the answer already delivered.
         let deliver = lock(&self.deliver).take();
         if let Some(deliver) = deliver {
             deliver(answer(timing.deadline.expiry(timing.start)));
+        }
+        if let Some(task) = self.task.get() {
+            task.abort();
         }
     }
 }
