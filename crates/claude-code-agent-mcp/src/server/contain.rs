@@ -99,24 +99,16 @@ impl Deadline {
 
     /// Completes when the deadline has passed, saying how.
     pub(crate) async fn expired(&self) -> Expiry {
-        let Some((clock, cap)) = &self.following else {
+        let Some((clock, _)) = &self.following else {
             tokio::time::sleep(self.limit).await;
             return Expiry::Quiet(self.limit);
         };
-        let start = clock.start;
-        let end = start + *cap;
-        let mut deadline = (start + self.limit).min(end);
         loop {
-            tokio::time::sleep_until(deadline).await;
-            let next = (clock.last() + self.limit).min(end);
-            if next <= Instant::now() {
-                return if next == end && clock.moved() {
-                    Expiry::Cap(*cap)
-                } else {
-                    Expiry::Quiet(self.limit)
-                };
+            let due = self.due(clock.start);
+            if due <= Instant::now() {
+                return self.expiry(clock.start);
             }
-            deadline = next;
+            tokio::time::sleep_until(due).await;
         }
     }
 }
