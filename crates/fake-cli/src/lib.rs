@@ -69,7 +69,8 @@ pub const RESPONDER_ENV: &str = "FAKE_CLAUDE_RESPONDER";
 /// Builds the `fake-claude` binary (with the same profile as the running
 /// executable, so `cargo test` and `cargo test --release` both work) and
 /// returns its path. Runs `cargo build` once per process; cheap when the
-/// binary is fresh. `FAKE_CLAUDE_BIN` overrides it all.
+/// binary is fresh; with `CLAUDE_AGENT_BINS_BUILT` set, a binary already
+/// there is used unbuilt. `FAKE_CLAUDE_BIN` overrides it all.
 pub fn binary() -> std::io::Result<PathBuf> {
     static BUILT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     BUILT
@@ -102,6 +103,14 @@ fn build_bin(name: &str) -> std::io::Result<PathBuf> {
         .ok_or_else(|| std::io::Error::other("cannot locate the target directory"))?
         .to_path_buf();
     let release = profile_dir.file_name().and_then(|n| n.to_str()) == Some("release");
+    // Built already, with the features of the build that runs us
+    // (`scripts/test` builds every binary first and says so): `cargo build
+    // -p` would resolve the features for this package alone and build its
+    // dependencies again.
+    let prebuilt = profile_dir.join(name);
+    if std::env::var_os("CLAUDE_AGENT_BINS_BUILT").is_some() && prebuilt.exists() {
+        return Ok(prebuilt);
+    }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.args([

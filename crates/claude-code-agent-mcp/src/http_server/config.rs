@@ -2,6 +2,10 @@
 
 use std::time::Duration;
 
+/// The default byte budget of one session of the Streamable HTTP server
+/// (16 MiB): see [`StreamableHttpConfig::max_held_bytes`].
+pub const HTTP_MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
+
 /// When a request is answered with an SSE stream instead of one JSON body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -53,6 +57,7 @@ pub struct StreamableHttpConfig {
     pub(crate) keep_alive: Duration,
     pub(crate) events_per_stream: usize,
     pub(crate) replay_bytes: usize,
+    pub(crate) max_held_bytes: usize,
     pub(crate) request_read_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
 }
@@ -73,6 +78,7 @@ impl Default for StreamableHttpConfig {
             keep_alive: Duration::from_secs(15),
             events_per_stream: 1024,
             replay_bytes: 256 * 1024,
+            max_held_bytes: HTTP_MAX_HELD_BYTES,
             request_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
         }
@@ -180,6 +186,23 @@ impl StreamableHttpConfig {
     /// session whose clients read their answers keeps nothing of its calls.
     pub fn replay_bytes(mut self, bytes: usize) -> Self {
         self.replay_bytes = bytes;
+        self
+    }
+
+    /// Caps the bytes each session's responses hold for a client that does
+    /// not read them (default [`HTTP_MAX_HELD_BYTES`], 16 MiB): answers and
+    /// events written and not yet taken by the client's connections, events
+    /// kept for replay, messages waiting for a GET stream, plus what the
+    /// session's requests still running are expected to hold (the size of
+    /// its recent answers). At the cap the session's next request is taken
+    /// only once its client has read enough (backpressure: the request waits,
+    /// nothing is dropped), and an SSE response whose unread events pass the
+    /// cap is ended early, its events kept for the client to resume from
+    /// with `Last-Event-ID`. An answer larger than the whole budget is still
+    /// served, one at a time. What the operating system buffers for each
+    /// connection comes on top.
+    pub fn max_held_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_bytes = bytes.max(1);
         self
     }
 

@@ -165,7 +165,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     let kind = jsonrpc::kind(&message);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     if message.is_array() {
-        return batch(shared, headers, message).await;
+        return batch(shared, headers, message, body.len()).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
@@ -202,6 +202,9 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
     }
+    // Taken once the session's byte budget has room (hub.rs).
+    let ticket = http.hub.admit(body.len()).await;
+    drop(body);
     let sse = guard::accepts(headers, "text/event-stream")
         && method != "initialize"
         && match shared.config.response_mode {
@@ -213,7 +216,9 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         let reply = answer(shared.handler.as_ref(), message, ctx)
             .await
             .unwrap_or(Value::Null);
-        return json_reply(StatusCode::OK, reply, None);
+        let body = http.hub.json(&reply, Some(ticket));
+        drop(reply);
+        return json_body(StatusCode::OK, body, None);
     }
     let (stream, rx) = http.hub.open(http.priming());
     let mut stream_ctx = ctx.with_response_stream(Arc::new(PostStream {
@@ -239,7 +244,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
             let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
             if watch.as_ref().is_none_or(|w| w.settle()) {
                 if let Some(reply) = reply {
-                    http.hub.send(stream, &reply);
+                    http.hub.answer(stream, &reply, ticket);
                 }
                 http.hub.finish(stream);
             }
@@ -255,7 +260,12 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
 /// accepts it at 2025-03-26 and words the refusal otherwise). Answered with
 /// one JSON array (202 when it held no request); a batch refused as a whole
 /// is 400.
-async fn batch(shared: &Arc<EndpointState>, headers: &HeaderMap, message: Value) -> Response {
+async fn batch(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    message: Value,
+    bytes: usize,
+) -> Response {
     if session_header(headers).is_none() {
         return error(
             StatusCode::BAD_REQUEST,
@@ -273,9 +283,12 @@ async fn batch(shared: &Arc<EndpointState>, headers: &HeaderMap, message: Value)
         return r;
     }
     let ctx = RequestContext::with_session(http.session.clone());
+    let ticket = http.hub.admit(bytes).await;
     match answer(shared.handler.as_ref(), message, ctx).await {
         None => StatusCode::ACCEPTED.into_response(),
-        Some(replies @ Value::Array(_)) => json_reply(StatusCode::OK, replies, None),
+        Some(replies @ Value::Array(_)) => {
+            json_body(StatusCode::OK, http.hub.json(&replies, Some(ticket)), None)
+        }
         Some(refused) => json_reply(StatusCode::BAD_REQUEST, refused, None),
     }
 }
@@ -359,12 +372,11 @@ fn delete(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
 }
 
 fn json_reply(status: StatusCode, reply: Value, session: Option<&str>) -> Response {
-    let mut response = (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        reply.to_string(),
-    )
-        .into_response();
+    json_body(status, Bytes::from(reply.to_string()), session)
+}
+
+fn json_body(status: StatusCode, body: Bytes, session: Option<&str>) -> Response {
+    let mut response = (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
     if let Some(sid) = session.and_then(|s| HeaderValue::from_str(s).ok()) {
         response.headers_mut().insert(SESSION_HEADER, sid);
     }
@@ -384,11 +396,11 @@ fn sse_response(
     let state = (rx, Arc::clone(hub));
     let events = futures::stream::unfold(state, move |(mut rx, hub)| async move {
         let next = match keep_alive {
-            Some(every) => match tokio::time::timeout(every, rx.events.recv()).await {
+            Some(every) => match tokio::time::timeout(every, rx.recv()).await {
                 Ok(next) => next,
                 Err(_) => Some(Bytes::from_static(b": keep-alive\n\n")),
             },
-            None => rx.events.recv().await,
+            None => rx.recv().await,
         };
         match next {
             Some(bytes) => Some((Ok::<Bytes, Infallible>(bytes), (rx, hub))),

@@ -15,17 +15,31 @@
 //! served calls holds no stream memory beyond what it keeps for replay.
 //!
 //! Nothing here waits for a client: a response body reads a bounded channel,
-//! and a client so slow that its channel fills (it stopped reading) has its
-//! response ended instead of the server buffering for it without bound. The
-//! events stay kept for it to resume from, like after any disconnection.
+//! and a client so slow that its channel fills (it stopped reading: more
+//! events than are kept per stream, or more bytes than the session's
+//! budget, wait in it) has its response ended instead of the server
+//! buffering for it without bound. The events stay kept for it to resume
+//! from, like after any disconnection.
+//!
+//! Every byte the session's responses hold is charged to its byte budget
+//! ([`Budget`], `server/budget.rs`) until it is freed: each event and each
+//! JSON answer is one buffer whose charge ends when its last holder (the
+//! channel, hyper's write queue, the replay list) lets go of it. A request
+//! of the session is taken only while the budget has room
+//! ([`Hub::admit`]), so a client that opens streams and reads none of them
+//! makes the server wait, not grow.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, PoisonError};
+use std::fmt::Display;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::server::budget::{Budget, Charge, Ticket};
 
 type Tx = mpsc::Sender<Bytes>;
 
@@ -40,9 +54,59 @@ const DELIVERED_KEPT: usize = 2;
 /// The receiving end a response body reads: the stream's events, and which
 /// attachment of which stream it is (to say when it has read them all).
 pub(crate) struct Rx {
-    pub(crate) events: mpsc::Receiver<Bytes>,
+    events: mpsc::Receiver<Bytes>,
+    /// Bytes in `events`, shared with the stream that sends into it.
+    pending: Arc<AtomicUsize>,
     stream: u64,
     attachment: u64,
+}
+
+impl Rx {
+    /// The next event; `None` once the stream has ended.
+    pub(crate) async fn recv(&mut self) -> Option<Bytes> {
+        let bytes = self.events.recv().await?;
+        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
+        Some(bytes)
+    }
+
+    /// The next event if one is there.
+    #[cfg(test)]
+    pub(crate) fn try_recv(&mut self) -> Option<Bytes> {
+        let bytes = self.events.try_recv().ok()?;
+        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
+        Some(bytes)
+    }
+
+    /// Whether the stream has ended and every event was read.
+    #[cfg(test)]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.events.is_closed()
+    }
+}
+
+/// The sending end of a response body's channel, counting the bytes in it.
+struct Sink {
+    tx: Tx,
+    pending: Arc<AtomicUsize>,
+}
+
+impl Sink {
+    fn try_send(&self, bytes: Bytes) -> Result<(), mpsc::error::TrySendError<Bytes>> {
+        let len = bytes.len();
+        self.pending.fetch_add(len, Ordering::Relaxed);
+        self.tx.try_send(bytes).inspect_err(|_| {
+            self.pending.fetch_sub(len, Ordering::Relaxed);
+        })
+    }
+
+    /// Bytes sent and not yet read by the response body.
+    fn pending(&self) -> usize {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
 }
 
 pub(crate) struct Hub {
@@ -50,6 +114,9 @@ pub(crate) struct Hub {
     retry: Option<Duration>,
     events_per_stream: usize,
     replay_bytes: usize,
+    /// What the session's responses hold, within `held_bytes`.
+    budget: Arc<Budget>,
+    held_bytes: usize,
 }
 
 #[derive(Default)]
@@ -62,7 +129,9 @@ struct State {
     standalone: Option<u64>,
     /// How many kept streams were read to their end (`Stream::delivered`).
     delivered: usize,
-    backlog: VecDeque<Value>,
+    /// Messages waiting for a GET stream (their JSON text), and their bytes.
+    backlog: VecDeque<Bytes>,
+    backlog_bytes: usize,
     closed: bool,
 }
 
@@ -119,7 +188,7 @@ impl Streams {
 struct Stream {
     seq: u64,
     events: VecDeque<(u64, Bytes)>,
-    tx: Option<Tx>,
+    tx: Option<Sink>,
     /// Counts the responses attached to this stream (the last one is the
     /// one that matters).
     attachment: u64,
@@ -132,10 +201,39 @@ struct Stream {
     delivered: bool,
 }
 
+/// Text charged to a budget while it lives: the owner of a [`Bytes`].
+struct Charged {
+    text: String,
+    _charge: Charge,
+}
+
+impl AsRef<[u8]> for Charged {
+    fn as_ref(&self) -> &[u8] {
+        self.text.as_bytes()
+    }
+}
+
+/// `text` as [`Bytes`], charged to `budget` (or to `ticket`, the request it
+/// answers) until its last clone is dropped.
+fn charged(budget: &Arc<Budget>, mut text: String, ticket: Option<Ticket>) -> Bytes {
+    text.shrink_to_fit();
+    let charge = match ticket {
+        Some(ticket) => ticket.answered(text.len()),
+        None => budget.charge(text.len()),
+    };
+    Bytes::from_owner(Charged {
+        text,
+        _charge: charge,
+    })
+}
+
+fn frame_text(stream: u64, seq: u64, message: &dyn Display) -> String {
+    format!("id: {stream}-{seq}\nevent: message\ndata: {message}\n\n")
+}
+
+#[cfg(test)]
 fn frame(stream: u64, seq: u64, message: &Value) -> Bytes {
-    Bytes::from(format!(
-        "id: {stream}-{seq}\nevent: message\ndata: {message}\n\n"
-    ))
+    Bytes::from(frame_text(stream, seq, message))
 }
 
 fn cost(bytes: &Bytes) -> usize {
@@ -175,19 +273,49 @@ impl Hub {
         retry: Option<Duration>,
         events_per_stream: usize,
         replay_bytes: usize,
+        held_bytes: usize,
     ) -> Self {
         Self {
             state: Mutex::default(),
             retry,
             events_per_stream,
             replay_bytes,
+            budget: Budget::new(held_bytes),
+            held_bytes,
         }
     }
 
     /// A response body's channel: room for the priming event and every
     /// kept event (a replay), and no more.
-    fn channel(&self) -> (Tx, mpsc::Receiver<Bytes>) {
-        mpsc::channel(self.events_per_stream.max(1) + 1)
+    fn channel(&self, stream: u64, attachment: u64) -> (Sink, Rx) {
+        let (tx, events) = mpsc::channel(self.events_per_stream.max(1) + 1);
+        let pending = Arc::new(AtomicUsize::new(0));
+        let sink = Sink {
+            tx,
+            pending: Arc::clone(&pending),
+        };
+        let rx = Rx {
+            events,
+            pending,
+            stream,
+            attachment,
+        };
+        (sink, rx)
+    }
+
+    /// Waits until the session's byte budget has room for one more request
+    /// (whose body is `bytes`), and counts it as running until the ticket is
+    /// used for its answer ([`answer`](Self::answer), [`json`](Self::json))
+    /// or dropped.
+    pub(crate) async fn admit(&self, bytes: usize) -> Ticket {
+        let mut waiting = self.budget.wait(bytes);
+        self.budget.admit(1, &mut waiting).await
+    }
+
+    /// A JSON answer's body, charged to the request's ticket (or to the
+    /// session) while it lives.
+    pub(crate) fn json(&self, reply: &Value, ticket: Option<Ticket>) -> Bytes {
+        charged(&self.budget, reply.to_string(), ticket)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -197,10 +325,10 @@ impl Hub {
     /// Opens a stream; `priming` sends the event that gives the client an id
     /// to resume from (and the `retry` delay) before anything else.
     pub(crate) fn open(&self, priming: bool) -> (u64, Rx) {
-        let (tx, events) = self.channel();
         let mut state = self.lock();
         state.next += 1;
         let id = state.next;
+        let (tx, rx) = self.channel(id, 1);
         if priming {
             let retry = self
                 .retry
@@ -208,11 +336,6 @@ impl Hub {
                 .unwrap_or_default();
             let _ = tx.try_send(Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")));
         }
-        let rx = Rx {
-            events,
-            stream: id,
-            attachment: 1,
-        };
         if state.closed {
             return (id, rx); // tx dropped: the body ends after the priming event
         }
@@ -232,19 +355,31 @@ impl Hub {
     /// what waited for one.
     pub(crate) fn open_standalone(&self, priming: bool) -> Rx {
         let (id, rx) = self.open(priming);
-        let backlog: Vec<Value> = {
+        let backlog: Vec<Bytes> = {
             let mut state = self.lock();
             state.standalone = Some(id);
+            state.backlog_bytes = 0;
             state.backlog.drain(..).collect()
         };
         for message in backlog {
-            self.send(id, &message);
+            // The text is valid UTF-8: it was written by serde_json.
+            self.send_text(id, &String::from_utf8_lossy(&message), None);
         }
         rx
     }
 
     /// Sends `message` on stream `id` (kept for replay either way).
     pub(crate) fn send(&self, id: u64, message: &Value) {
+        self.send_text(id, message, None);
+    }
+
+    /// Sends the answer to the request `ticket` admitted on stream `id`:
+    /// its bytes are charged instead of the running request's estimate.
+    pub(crate) fn answer(&self, id: u64, message: &Value, ticket: Ticket) {
+        self.send_text(id, message, Some(ticket));
+    }
+
+    fn send_text(&self, id: u64, message: &dyn Display, ticket: Option<Ticket>) {
         let cap = self.events_per_stream;
         let mut state = self.lock();
         let state = &mut *state;
@@ -252,7 +387,7 @@ impl Hub {
             return;
         };
         stream.seq += 1;
-        let bytes = frame(id, stream.seq, message);
+        let bytes = charged(&self.budget, frame_text(id, stream.seq, message), ticket);
         if stream.events.len() >= cap
             && let Some((_, old)) = stream.events.pop_front()
         {
@@ -261,7 +396,15 @@ impl Hub {
         state.kept += cost(&bytes);
         stream.events.push_back((stream.seq, bytes.clone()));
         if let Some(tx) = &stream.tx {
-            match tx.try_send(bytes) {
+            // Past the budget in bytes the client is not reading either
+            // (an event larger than the whole budget still goes alone).
+            let unread = tx.pending();
+            let sent = if unread > 0 && unread + bytes.len() > self.held_bytes {
+                Err(mpsc::error::TrySendError::Full(bytes))
+            } else {
+                tx.try_send(bytes)
+            };
+            match sent {
                 Ok(()) => {}
                 Err(mpsc::error::TrySendError::Full(_)) => {
                     tracing::warn!(
@@ -293,10 +436,27 @@ impl Hub {
                     .is_some_and(|s| s.tx.as_ref().is_some_and(|t| !t.is_closed()))
             });
             if live.is_none() {
-                if state.backlog.len() >= BACKLOG_CAP {
-                    state.backlog.pop_front();
+                // Kept as text, within the replay budget and BACKLOG_CAP
+                // messages: past either, the oldest go.
+                let text = charged(&self.budget, message.to_string(), None);
+                state.backlog_bytes += text.len();
+                state.backlog.push_back(text);
+                let mut dropped = 0;
+                while state.backlog.len() > BACKLOG_CAP
+                    || (state.backlog_bytes > self.replay_bytes && state.backlog.len() > 1)
+                {
+                    if let Some(old) = state.backlog.pop_front() {
+                        state.backlog_bytes -= old.len();
+                        dropped += 1;
+                    }
                 }
-                state.backlog.push_back(message);
+                if dropped > 0 {
+                    tracing::warn!(
+                        dropped,
+                        "an HTTP session's messages waiting for a GET stream passed their bound; \
+                         the oldest were dropped"
+                    );
+                }
                 return;
             }
             live
@@ -340,13 +500,9 @@ impl Hub {
             return;
         }
         stream.delivered = true;
-        // Kept as it is from now on: no room to grow, and each event in a
-        // buffer of its own size (a frame is formatted into a buffer that
-        // grew by doubling).
+        // Kept as it is from now on: no room to grow (each event is in a
+        // buffer of its own size already, see `charged`).
         stream.events.shrink_to_fit();
-        for (_, bytes) in &mut stream.events {
-            *bytes = Bytes::copy_from_slice(bytes);
-        }
         state.delivered += 1;
         while state.delivered > DELIVERED_KEPT {
             let oldest = state
@@ -377,10 +533,10 @@ impl Hub {
     pub(crate) fn resume(&self, last_event_id: &str) -> Option<Rx> {
         let (stream, seq) = last_event_id.trim().split_once('-')?;
         let (stream, seq): (u64, u64) = (stream.parse().ok()?, seq.parse().ok()?);
-        let (tx, events) = self.channel();
         let mut state = self.lock();
         let state = &mut *state;
         let s = state.streams.get_mut(stream)?;
+        let (tx, rx) = self.channel(stream, s.attachment + 1);
         // Asked for again: owed until this response reads it to the end.
         if std::mem::take(&mut s.delivered) {
             state.delivered -= 1;
@@ -394,11 +550,7 @@ impl Hub {
         if !s.finished {
             s.tx = Some(tx);
         }
-        Some(Rx {
-            events,
-            stream,
-            attachment: s.attachment,
-        })
+        Some(rx)
     }
 
     /// Whether some stream still has its client attached.
@@ -417,6 +569,13 @@ impl Hub {
             stream.tx = None;
         }
         state.backlog.clear();
+        state.backlog_bytes = 0;
+    }
+
+    /// Bytes the session's responses hold now (for tests).
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.budget.held()
     }
 
     /// Bytes kept for replay, and streams kept (for tests).

@@ -4,7 +4,7 @@ use serde_json::json;
 
 fn drain(rx: &mut Rx) -> Vec<String> {
     let mut out = Vec::new();
-    while let Ok(b) = rx.events.try_recv() {
+    while let Some(b) = rx.try_recv() {
         out.push(String::from_utf8(b.to_vec()).unwrap());
     }
     out
@@ -12,7 +12,7 @@ fn drain(rx: &mut Rx) -> Vec<String> {
 
 #[test]
 fn priming_events_then_numbered_messages() {
-    let hub = Hub::new(Some(Duration::from_millis(500)), 8, 1 << 20);
+    let hub = Hub::new(Some(Duration::from_millis(500)), 8, 1 << 20, 1 << 30);
     let (id, mut rx) = hub.open(true);
     hub.send(id, &json!({"a":1}));
     hub.finish(id);
@@ -22,12 +22,12 @@ fn priming_events_then_numbered_messages() {
         got[1],
         format!("id: {id}-1\nevent: message\ndata: {{\"a\":1}}\n\n")
     );
-    assert!(rx.events.is_closed() || rx.events.try_recv().is_err());
+    assert!(rx.is_closed() || rx.try_recv().is_none());
 }
 
 #[test]
 fn closed_early_streams_resume_with_what_was_missed() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     let (id, mut rx) = hub.open(true);
     hub.send(id, &json!(1));
     assert!(hub.close_early(id));
@@ -46,7 +46,7 @@ fn closed_early_streams_resume_with_what_was_missed() {
 
 #[test]
 fn a_client_that_stops_reading_is_cut_off_and_can_resume() {
-    let hub = Hub::new(None, 4, 1 << 20);
+    let hub = Hub::new(None, 4, 1 << 20, 1 << 30);
     let (id, mut rx) = hub.open(true);
     // Nobody reads: the channel takes the priming event and 4 more.
     for n in 1..=10 {
@@ -57,7 +57,7 @@ fn a_client_that_stops_reading_is_cut_off_and_can_resume() {
     assert_eq!(got.len(), 5, "{got:?}");
     assert!(got[4].starts_with(&format!("id: {id}-4\n")), "{got:?}");
     assert!(
-        rx.events.is_closed(),
+        rx.is_closed(),
         "the response ends where the client fell behind"
     );
     // What it missed is kept, up to the cap: events 7…10.
@@ -69,7 +69,7 @@ fn a_client_that_stops_reading_is_cut_off_and_can_resume() {
 
 #[test]
 fn messages_wait_for_a_get_stream() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     hub.deliver(json!("early"));
     let mut rx = hub.open_standalone(false);
     hub.deliver(json!("live"));
@@ -79,13 +79,13 @@ fn messages_wait_for_a_get_stream() {
 }
 #[test]
 fn a_stream_read_to_the_end_is_forgotten() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     for _ in 0..100 {
         let (id, mut rx) = hub.open(true);
         hub.send(id, &json!({"result": 3}));
         hub.finish(id);
         assert_eq!(drain(&mut rx).len(), 2);
-        assert!(rx.events.try_recv().is_err(), "the body has read it all");
+        assert!(rx.try_recv().is_none(), "the body has read it all");
         hub.delivered(&rx);
     }
     let (bytes, streams) = hub.kept();
@@ -95,7 +95,7 @@ fn a_stream_read_to_the_end_is_forgotten() {
 
 #[test]
 fn a_stream_whose_client_vanished_stays_resumable() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     let (id, rx) = hub.open(true);
     drop(rx); // the client went away before the answer
     hub.send(id, &json!("answer"));
@@ -120,7 +120,7 @@ fn a_stream_whose_client_vanished_stays_resumable() {
 
 #[test]
 fn a_delivered_stream_asked_for_again_is_owed_again() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     let (id, mut rx) = hub.open(false);
     hub.send(id, &json!("answer"));
     hub.finish(id);
@@ -144,7 +144,7 @@ fn a_delivered_stream_asked_for_again_is_owed_again() {
 
 #[test]
 fn a_session_with_nothing_kept_holds_no_stream_buffer() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     let (id, rx) = hub.open(false);
     drop(rx);
     hub.finish(id); // no event: forgotten at once
@@ -155,7 +155,7 @@ fn a_session_with_nothing_kept_holds_no_stream_buffer() {
 
 #[test]
 fn an_older_response_ending_does_not_forget_a_cut_stream() {
-    let hub = Hub::new(None, 8, 1 << 20);
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 30);
     let (id, mut rx) = hub.open(false);
     hub.send(id, &json!(1));
     assert!(hub.close_early(id));
@@ -171,7 +171,7 @@ fn an_older_response_ending_does_not_forget_a_cut_stream() {
 fn what_is_kept_for_replay_is_bounded_in_bytes() {
     let event = frame(1, 1, &json!("x".repeat(200))).len() + EVENT_OVERHEAD;
     let budget = 3 * event + event / 2; // room for three such events
-    let hub = Hub::new(None, 1024, budget);
+    let hub = Hub::new(None, 1024, budget, 1 << 30);
     // Ten streams whose clients vanished, one event each: the oldest go.
     let mut ids = Vec::new();
     for _ in 0..10 {
@@ -195,7 +195,7 @@ fn what_is_kept_for_replay_is_bounded_in_bytes() {
         assert_eq!(replay.len(), 1);
     }
     // Within one long stream the oldest events go first.
-    let hub = Hub::new(None, 1024, budget);
+    let hub = Hub::new(None, 1024, budget, 1 << 30);
     let (id, rx) = hub.open(false);
     drop(rx);
     for _ in 0..10 {
@@ -206,4 +206,63 @@ fn what_is_kept_for_replay_is_bounded_in_bytes() {
     let want: Vec<String> = (8..=10).map(|n| format!("id: {id}-{n}")).collect();
     assert_eq!(ids, want);
     assert!(hub.kept().0 <= budget);
+}
+
+#[test]
+fn a_stream_whose_unread_bytes_pass_the_budget_is_ended_and_kept_for_resuming() {
+    let big = json!("x".repeat(40_000));
+    let hub = Hub::new(None, 1024, 1 << 20, 100_000);
+    let (id, mut rx) = hub.open(false);
+    // Nobody reads: two events fit the budget, the third ends the response.
+    for _ in 0..3 {
+        hub.send(id, &big);
+    }
+    let got = drain(&mut rx);
+    assert_eq!(got.len(), 2, "the response carries what fit");
+    assert!(rx.is_closed(), "and then ends");
+    // The third is kept: a client that resumes gets it.
+    let replay = drain(&mut hub.resume(&format!("{id}-2")).unwrap());
+    assert_eq!(replay.len(), 1);
+    assert!(replay[0].starts_with(&format!("id: {id}-3\n")));
+}
+
+#[test]
+fn every_byte_a_response_holds_is_charged_until_it_is_freed() {
+    let hub = Hub::new(None, 8, 0, 1 << 20);
+    let (id, mut rx) = hub.open(false);
+    hub.send(id, &json!("x".repeat(1000)));
+    assert!(hub.held() > 1000, "in the channel: {}", hub.held());
+    let event = rx.try_recv().unwrap();
+    assert!(hub.held() > 1000, "taken by the body, not yet written");
+    drop(event);
+    assert_eq!(hub.held(), 0, "written: nothing is held (no replay budget)");
+    let body = hub.json(&json!({"a": "y".repeat(500)}), None);
+    assert!(hub.held() >= 500);
+    drop(body);
+    assert_eq!(hub.held(), 0);
+    // Messages waiting for a GET stream count too, and go with it.
+    hub.deliver(json!("z".repeat(300)));
+    assert!(hub.held() >= 300);
+    hub.close();
+    assert_eq!(hub.held(), 0);
+}
+
+#[tokio::test]
+async fn a_request_waits_while_unread_answers_fill_the_budget() {
+    let hub = Hub::new(None, 8, 0, 100_000);
+    let (id, mut rx) = hub.open(false);
+    let first = hub.admit(100).await;
+    hub.answer(id, &json!("x".repeat(150_000)), first);
+    hub.finish(id);
+    let waiting = tokio::time::timeout(Duration::from_millis(100), hub.admit(100)).await;
+    assert!(
+        waiting.is_err(),
+        "held past the budget: the next request waits"
+    );
+    drop(drain(&mut rx)); // the client reads the answer
+    let next = tokio::time::timeout(Duration::from_secs(5), hub.admit(100))
+        .await
+        .expect("read answers make room");
+    drop(next);
+    assert_eq!(hub.held(), 0);
 }

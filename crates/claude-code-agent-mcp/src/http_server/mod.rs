@@ -74,7 +74,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::any;
 use tokio::net::{TcpListener, ToSocketAddrs};
 
-pub use config::{ResponseMode, StreamableHttpConfig};
+pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;
 
 use crate::server::{Handler, Server};

@@ -232,6 +232,7 @@ impl SessionTable {
             config.retry,
             config.events_per_stream,
             config.replay_bytes,
+            config.max_held_bytes,
         ));
         let sink = Arc::clone(&hub);
         let session = Session::with_notifier(move |message| sink.deliver(message));

@@ -9,6 +9,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::budget::{Budget, Ticket};
 use super::watchdog::Watchdog;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
@@ -18,7 +19,6 @@ use crate::transport::lines::{
     Parsed, SendError, UnreadProbe, parse_line,
 };
 use admission::{Queued, admission, admit_now, cancelled_id, queue_bound};
-use budget::{Budget, Ticket};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -150,7 +150,7 @@ pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> i
 }
 
 mod admission;
-mod budget;
+
 #[cfg(unix)]
 mod pipes;
 

@@ -5,7 +5,10 @@
 //! call is answered exactly once (`flood` checks that and fails otherwise).
 //! Without the budget the server held two copies of every answer of up to
 //! `SERVE_MAX_REQUESTS_IN_FLIGHT` calls (here 48 × 2 MB).
-//! `scripts/soak --only flood` runs the same with 100,000 calls.
+//! The same over Streamable HTTP: a client that opens a stream per call
+//! and reads none of them holds the session's budget plus the allowance.
+//! `scripts/soak --only flood` runs the same with 100,000 calls (500
+//! connections over HTTP).
 
 use serde_json::Value;
 
@@ -16,8 +19,12 @@ use crate::support::peers;
 const ALLOWANCE: u64 = 32 << 20;
 
 fn flood(args: &[&str]) -> Value {
+    flood_over("stdio", args)
+}
+
+fn flood_over(transport: &str, args: &[&str]) -> Value {
     let out = std::process::Command::new(peers::devtool("flood"))
-        .arg("stdio")
+        .arg(transport)
         .args(args)
         .output()
         .unwrap();
@@ -59,6 +66,27 @@ fn cut_results_free_what_was_cut() {
         &budget.to_string(),
         "--cut",
     ]);
+    let held = report["held_rss"].as_u64().unwrap();
+    assert!(held < budget + ALLOWANCE, "held {held} bytes: {report}");
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn an_http_client_that_opens_streams_and_reads_none_holds_at_most_the_session_budget() {
+    // Without the budget this held about 110 MB (96 calls of 2 MB); the
+    // client's small receive buffers keep the kernel from taking it all.
+    let budget: u64 = 4 << 20;
+    let report = flood_over(
+        "http",
+        &[
+            "--calls",
+            "64",
+            "--chars",
+            "2000000",
+            "--budget",
+            &budget.to_string(),
+        ],
+    );
     let held = report["held_rss"].as_u64().unwrap();
     assert!(held < budget + ALLOWANCE, "held {held} bytes: {report}");
 }

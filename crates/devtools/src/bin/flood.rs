@@ -5,6 +5,8 @@
 //! ```text
 //! flood serve [--chars C] [--budget BYTES]
 //! flood stdio [--calls N] [--chars C] [--budget BYTES] [--cut]
+//! flood serve-http [--chars C] [--budget BYTES]
+//! flood http [--calls N] [--chars C] [--budget BYTES]
 //! ```
 //!
 //! `serve` is the server: `serve_stdio_with` (a byte budget of `--budget`,
@@ -21,6 +23,14 @@
 //! "held_rss", "seconds"}` (bytes; `held_rss` is the peak minus the
 //! baseline taken after `initialize`), and fails if an answer is missing,
 //! doubled or wrong.
+//!
+//! `serve-http` and `http` are the same over Streamable HTTP: the server
+//! serves one session with a byte budget of `--budget`
+//! ([`StreamableHttpConfig::max_held_bytes`]) and prints its address;
+//! `http` opens the session, then sends each call on a connection of its
+//! own (its receive buffer made small, so the operating system holds
+//! little for it) and reads none of the SSE responses until the server's
+//! RSS has stopped growing; then it reads them all, each in a thread.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -28,9 +38,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_code_agent_mcp::server::{SERVE_MAX_HELD_BYTES, ServeOptions, serve_stdio_with};
 use claude_code_agent_mcp::{Server, Tool};
 use serde_json::{Value, json};
+use std::io::Read;
+use std::net::TcpStream;
 
 struct Args {
     calls: usize,
@@ -68,14 +81,18 @@ fn main() {
     match args.next().as_deref() {
         Some("serve") => serve(parse(args)),
         Some("stdio") => flood(parse(args)),
+        Some("serve-http") => serve_http(parse(args)),
+        Some("http") => flood_http(parse(args)),
         _ => {
-            eprintln!("usage: flood serve|stdio [--calls N] [--chars C] [--budget BYTES] [--cut]");
+            eprintln!(
+                "usage: flood serve|stdio|serve-http|http [--calls N] [--chars C] [--budget BYTES] [--cut]"
+            );
             std::process::exit(2);
         }
     }
 }
 
-fn serve(args: Args) {
+fn server(args: &Args) -> Server {
     let answer = if args.cut { 5 * args.chars } else { args.chars };
     let mut server = Server::builder("flood", "1").tool(
         Tool::new("big", "a large text", move |_: Value| async move {
@@ -88,15 +105,32 @@ fn serve(args: Args) {
     } else {
         server = server.max_result_chars(args.chars.max(1 << 20));
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    server.build()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+fn serve(args: Args) {
     let options = ServeOptions::new().max_held_bytes(args.budget);
-    runtime
-        .block_on(serve_stdio_with(server.build(), options))
+    runtime()
+        .block_on(serve_stdio_with(server(&args), options))
         .unwrap();
+}
+
+fn serve_http(args: Args) {
+    let config = StreamableHttpConfig::default().max_held_bytes(args.budget);
+    let service = StreamableHttpService::new(server(&args), config);
+    runtime().block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", listener.local_addr().unwrap());
+        service.serve(listener).await.unwrap();
+    });
 }
 
 /// VmRSS of `pid`, in bytes.
@@ -233,6 +267,187 @@ fn flood(args: Args) {
             "calls": args.calls,
             "chars": args.chars,
             "cut": args.cut,
+            "budget": args.budget,
+            "baseline_rss": baseline,
+            "peak_rss": peak,
+            "held_rss": peak.saturating_sub(baseline),
+            "seconds": start.elapsed().as_secs_f64(),
+        })
+    );
+}
+
+/// Sends one POST with `body` on a new connection (`Connection: close`).
+fn post(addr: &str, session: Option<&str>, body: &str) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\nMCP-Protocol-Version: 2025-06-18\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{session}Connection: close\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    stream
+}
+
+/// A response read to its end: the headers (lower-cased) and the body
+/// (de-chunked).
+fn response(mut stream: TcpStream) -> (String, Vec<u8>) {
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).unwrap();
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response with headers");
+    let head = String::from_utf8_lossy(&raw[..split]).to_ascii_lowercase();
+    let mut body = raw[split + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        let (mut out, mut rest) = (Vec::new(), &body[..]);
+        loop {
+            let line = rest.windows(2).position(|w| w == b"\r\n").unwrap();
+            let size = std::str::from_utf8(&rest[..line]).unwrap();
+            let size = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16).unwrap();
+            if size == 0 {
+                break;
+            }
+            out.extend_from_slice(&rest[line + 2..line + 2 + size]);
+            rest = &rest[line + 2 + size + 2..];
+        }
+        body = out;
+    }
+    (head, body)
+}
+
+/// Makes the connection's receive buffer small: what the operating
+/// system takes for a client that does not read stays small.
+fn small_receive_buffer(stream: &TcpStream) {
+    socket2::SockRef::from(stream)
+        .set_recv_buffer_size(128 * 1024)
+        .expect("SO_RCVBUF");
+}
+
+/// Waits until the server has stopped growing (RSS within 1 MiB for
+/// 500 ms); the peak seen.
+fn settle(pid: u32, baseline: usize) -> usize {
+    let mut peak = baseline;
+    let (mut last, mut since) = (baseline, Instant::now());
+    loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = rss(pid);
+        peak = peak.max(now);
+        if now > last + (1 << 20) {
+            (last, since) = (now, Instant::now());
+        } else if since.elapsed() > Duration::from_millis(500) {
+            return peak;
+        }
+    }
+}
+
+fn flood_http(args: Args) {
+    let start = Instant::now();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "serve-http",
+            "--chars",
+            &args.chars.to_string(),
+            "--budget",
+            &args.budget.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut addr = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut addr)
+        .unwrap();
+    let addr = addr.trim().to_owned();
+    let (head, body) = response(post(
+        &addr,
+        None,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}"#,
+    ));
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id:"))
+        .unwrap_or_else(|| panic!("no session: {head} {}", String::from_utf8_lossy(&body)))
+        .trim()
+        .to_owned();
+    response(post(
+        &addr,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    ));
+    std::thread::sleep(Duration::from_millis(200));
+    let baseline = rss(pid);
+
+    // Every call on a connection of its own; nobody reads yet.
+    let streams: Vec<(usize, TcpStream)> = (1..=args.calls)
+        .map(|id| {
+            let call = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"big","arguments":{{}}}}}}"#
+            );
+            let stream = post(&addr, Some(&session), &call);
+            small_receive_buffer(&stream);
+            (id, stream)
+        })
+        .collect();
+    let peak = settle(pid, baseline);
+
+    // Now read them all at once (a call the budget holds back is answered
+    // only once others are read).
+    let peak = Arc::new(AtomicUsize::new(peak));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (stop, peak) = (Arc::clone(&stop), Arc::clone(&peak));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                peak.fetch_max(rss(pid), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let readers: Vec<_> = streams
+        .into_iter()
+        .map(|(id, stream)| {
+            let chars = args.chars;
+            std::thread::spawn(move || {
+                let _ = socket2::SockRef::from(&stream).set_recv_buffer_size(1 << 20);
+                let (head, body) = response(stream);
+                assert!(head.starts_with("http/1.1 200"), "call {id}: {head}");
+                let text = String::from_utf8(body).unwrap();
+                let answers: Vec<Value> = text
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data: "))
+                    .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+                    .filter(|m| m.get("id").is_some())
+                    .collect();
+                assert_eq!(answers.len(), 1, "call {id} answered once");
+                assert_eq!(answers[0]["id"], id);
+                let got = answers[0]["result"]["content"][0]["text"]
+                    .as_str()
+                    .map(str::len);
+                assert_eq!(got, Some(chars), "call {id} in full");
+            })
+        })
+        .collect();
+    for reader in readers {
+        reader.join().expect("every call answered once, in full");
+    }
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    let peak = peak.load(Ordering::Relaxed);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    println!(
+        "{}",
+        json!({
+            "transport": "http",
+            "calls": args.calls,
+            "chars": args.chars,
             "budget": args.budget,
             "baseline_rss": baseline,
             "peak_rss": peak,

@@ -33,9 +33,18 @@ pub fn stdio_server() -> PathBuf {
 /// A binary of the unpublished tooling crate (`crates/devtools`: the
 /// conformance server and client), built in this test binary's profile and
 /// target folder; returns its path. Cheap when it is fresh.
+///
+/// With `CLAUDE_AGENT_BINS_BUILT` set (`scripts/test` builds every binary
+/// of the workspace with the test build's features first), the binary is
+/// used as it is: `cargo build -p` here would resolve the features for
+/// this package alone and build its dependencies again.
 pub fn devtool(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let prebuilt = profile_dir.join(name);
+    if std::env::var_os("CLAUDE_AGENT_BINS_BUILT").is_some() && prebuilt.exists() {
+        return prebuilt;
+    }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
     cmd.args([

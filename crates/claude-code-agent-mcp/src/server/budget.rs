@@ -1,19 +1,22 @@
-//! The byte budget of one client served over NDJSON: what the server holds
-//! for it (answers serialized and not yet handed to the writer, requests to
-//! the client waiting for room) stays within a number of bytes; past it,
-//! the next line is read only once the client has read enough.
+//! The byte budget of one peer a server serves: a client over NDJSON
+//! (`server/stdio.rs`) or one session of the Streamable HTTP server
+//! (`http_server/hub.rs`). What the server holds for it (answers
+//! serialized and not yet taken by the writer or the client's connection,
+//! notifications and requests to the client not yet sent, events kept for
+//! replay) stays within a number of bytes; past it, the peer's next
+//! request is taken only once it has read enough.
 //!
 //! An answer's size is known only once its handler is done, so a request
 //! still running is counted at an estimate: the size of recent answers
 //! (the largest, fading by a sixteenth per answer), at first a 16th of the
-//! budget. The next request is read while what is held plus the estimate
-//! of every request running (this one included) fits the budget, or when
-//! nothing is held and nothing runs (an answer larger than the whole budget
-//! is still served, one at a time).
+//! budget. The next request is admitted while what is held plus the
+//! estimate of every request running (this one included) fits the budget,
+//! or when nothing is held and nothing runs (an answer larger than the
+//! whole budget is still served, one at a time).
 //!
 //! A request read while an earlier one waits for admission waits behind it
-//! ([`Waiting`]); its line's bytes count as held meanwhile (but not against
-//! its own admission).
+//! ([`Waiting`]); its bytes count as held meanwhile (but not against its
+//! own admission).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -23,7 +26,7 @@ use tokio::sync::Notify;
 const MIN_ESTIMATE: usize = 4 * 1024;
 
 /// The budget of one client; shared by the reader and the requests' tasks.
-pub(super) struct Budget {
+pub(crate) struct Budget {
     limit: usize,
     state: Mutex<State>,
     room: Notify,
@@ -43,7 +46,7 @@ struct State {
 }
 
 impl Budget {
-    pub(super) fn new(limit: usize) -> Arc<Self> {
+    pub(crate) fn new(limit: usize) -> Arc<Self> {
         Arc::new(Self {
             limit,
             state: Mutex::new(State {
@@ -62,7 +65,7 @@ impl Budget {
 
     /// Bytes held now (answers waiting for the writer).
     #[cfg(test)]
-    pub(super) fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.lock().held
     }
 
@@ -83,7 +86,7 @@ impl Budget {
     }
 
     /// Admits `n` requests at once if they fit (nothing waits before them).
-    pub(super) fn try_admit(self: &Arc<Self>, n: usize) -> Option<Ticket> {
+    pub(crate) fn try_admit(self: &Arc<Self>, n: usize) -> Option<Ticket> {
         let fits = self.fits(&mut self.lock(), n, 0);
         fits.then(|| Ticket {
             budget: Arc::clone(self),
@@ -94,7 +97,7 @@ impl Budget {
     /// Waits until the `n` requests of `waiting` fit, then counts them as
     /// running and their line no longer as waiting. Cancel-safe: dropped
     /// before it is done, `waiting` still waits.
-    pub(super) async fn admit(self: &Arc<Self>, n: usize, waiting: &mut Waiting) -> Ticket {
+    pub(crate) async fn admit(self: &Arc<Self>, n: usize, waiting: &mut Waiting) -> Ticket {
         loop {
             let notified = self.room.notified();
             let mut notified = std::pin::pin!(notified);
@@ -111,7 +114,7 @@ impl Budget {
     }
 
     /// Counts `bytes` of a request read and not admitted yet as waiting.
-    pub(super) fn wait(self: &Arc<Self>, bytes: usize) -> Waiting {
+    pub(crate) fn wait(self: &Arc<Self>, bytes: usize) -> Waiting {
         self.lock().queued += bytes;
         Waiting {
             budget: Arc::clone(self),
@@ -120,7 +123,7 @@ impl Budget {
     }
 
     /// Counts `bytes` as held until the charge is dropped.
-    pub(super) fn charge(self: &Arc<Self>, bytes: usize) -> Charge {
+    pub(crate) fn charge(self: &Arc<Self>, bytes: usize) -> Charge {
         self.lock().held += bytes;
         Charge {
             budget: Arc::clone(self),
@@ -131,14 +134,14 @@ impl Budget {
 
 /// Requests admitted by [`Budget::admit`], until answered (or dropped: a
 /// task that ends without an answer gives its place back).
-pub(super) struct Ticket {
+pub(crate) struct Ticket {
     budget: Arc<Budget>,
     n: usize,
 }
 
 impl Ticket {
     /// The answer is ready: `bytes` are held instead of the estimate.
-    pub(super) fn answered(self, bytes: usize) -> Charge {
+    pub(crate) fn answered(self, bytes: usize) -> Charge {
         {
             let mut s = self.budget.lock();
             let per = bytes / self.n.max(1);
@@ -159,7 +162,7 @@ impl Drop for Ticket {
 
 /// A request read and waiting for admission ([`Budget::wait`]): its bytes
 /// count as held until it is admitted or dropped (cancelled).
-pub(super) struct Waiting {
+pub(crate) struct Waiting {
     budget: Arc<Budget>,
     bytes: usize,
 }
@@ -175,7 +178,7 @@ impl Drop for Waiting {
 
 /// Bytes held for the client until dropped (the frame was handed to the
 /// writer, or writing failed).
-pub(super) struct Charge {
+pub(crate) struct Charge {
     budget: Arc<Budget>,
     bytes: usize,
 }
