@@ -3,7 +3,7 @@
 //! server's requests we are answering, incoming dispatch, and
 //! cancellation of abandoned requests.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
@@ -19,12 +19,13 @@ use super::answer::Answer;
 use super::deadline::{self, Limits, ProgressWatch, fmt_duration};
 use super::error::{error_chain, response_outcome};
 use super::in_process::InProcessTransport;
-use super::notify::Heard;
+use super::notify::{Heard, Unread};
 use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{Error, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
 use crate::server::stateless::SUBSCRIPTION_ID_META;
+use crate::transport::budget::{Budget, Charge};
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
 use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
@@ -41,14 +42,20 @@ pub const NOTIFICATION_BUFFER: usize = 1024;
 
 /// One of our requests waiting for its answer.
 struct Waiter {
-    reply: oneshot::Sender<Reply>,
+    /// The reply, and its bytes charged to the budget until the caller
+    /// takes it.
+    reply: oneshot::Sender<(Reply, Option<Charge>)>,
     /// Set when progress restarts the request's timeout.
     progress: Option<ProgressWatch>,
 }
 
 impl Waiter {
     fn answer(self, reply: Reply) {
-        let _ = self.reply.send(reply);
+        let _ = self.reply.send((reply, None));
+    }
+
+    fn answer_charged(self, reply: Reply, charge: Option<Charge>) {
+        let _ = self.reply.send((reply, charge));
     }
 }
 
@@ -77,6 +84,12 @@ pub(crate) struct Inner {
     /// Where [`McpClient::notifications`](super::McpClient::notifications)
     /// streams subscribe; `None` once closed (the streams end).
     notifications: Mutex<Option<broadcast::Sender<Heard>>>,
+    /// What the client holds for its caller (responses and notifications
+    /// not yet taken), within `options.max_held_bytes`.
+    pub(crate) budget: Arc<Budget>,
+    /// The notifications some stream has not read yet, oldest first (the
+    /// first to go when the budget is passed); dead entries are skipped.
+    unread: Mutex<VecDeque<Weak<Unread>>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
     pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
 }
@@ -92,6 +105,7 @@ impl Inner {
         options: ClientOptions,
         direct: Option<InProcessTransport>,
     ) -> Result<Arc<Self>, Error> {
+        let options_budget = options.max_held_bytes;
         let inner = Arc::new(Self {
             capabilities: options.capabilities(),
             transport,
@@ -105,14 +119,20 @@ impl Inner {
             direct,
             closing: CancellationToken::new(),
             notifications: Mutex::new(Some(broadcast::channel(NOTIFICATION_BUFFER).0)),
+            budget: Budget::new(options_budget),
+            unread: Mutex::new(VecDeque::new()),
             header_maps: Mutex::new(None),
         });
         let weak = Arc::downgrade(&inner);
-        inner.transport.start(Inbox::new(move |event| {
-            if let Some(inner) = weak.upgrade() {
-                inner.on_event(event);
-            }
-        }))?;
+        let inbox = Inbox::with_budget(
+            move |event, bytes| {
+                if let Some(inner) = weak.upgrade() {
+                    inner.on_event(event, bytes);
+                }
+            },
+            Arc::clone(&inner.budget),
+        );
+        inner.transport.start(inbox)?;
         Ok(inner)
     }
 
@@ -246,16 +266,21 @@ impl Inner {
         let sent = &mut guard.sent;
         let exchange = async move {
             *sent = true;
-            let closed = |_| Err(Error::closed("the transport closed"));
+            // Taken: the reply's bytes are the caller's now (the charge
+            // is dropped with the tuple).
+            let taken = |got: Result<(Reply, Option<Charge>), _>| match got {
+                Ok((reply, _charge)) => reply,
+                Err(_) => Err(Error::closed("the transport closed")),
+            };
             let mut rx = rx;
             // The answer may come (or the client close) before the send
             // is over: a stream that carries a subscription never ends.
             tokio::select! {
                 biased;
-                reply = &mut rx => return reply.unwrap_or_else(closed),
+                reply = &mut rx => return taken(reply),
                 sent = self.transport.send(message, send) => sent?,
             }
-            rx.await.unwrap_or_else(closed)
+            taken(rx.await)
         };
         let outcome = if options.unbounded {
             Ok(exchange.await)
@@ -348,7 +373,12 @@ impl Inner {
         lock(&self.notifications).take();
     }
 
-    fn on_event(self: &Arc<Self>, event: TransportEvent) {
+    /// Charges `bytes` (what a message took on the wire, 0 when unknown).
+    fn charge(&self, bytes: usize) -> Option<Charge> {
+        (bytes > 0).then(|| self.budget.charge(bytes))
+    }
+
+    fn on_event(self: &Arc<Self>, event: TransportEvent, bytes: usize) {
         match event {
             TransportEvent::Closed(why) => {
                 tracing::debug!(reason = %error_chain(&why), "MCP transport closed");
@@ -362,14 +392,17 @@ impl Inner {
             }
             TransportEvent::Result { id, result } => {
                 match request_key(&id).and_then(|k| self.requests.complete_ours(&k)) {
-                    Some(waiter) => waiter.answer(Ok(Answer::Text(result))),
+                    Some(waiter) => {
+                        waiter.answer_charged(Ok(Answer::Text(result)), self.charge(bytes));
+                    }
                     None => tracing::debug!(%id, "MCP client: response to no waiting request"),
                 }
             }
-            TransportEvent::Message(Value::Object(map)) => self.on_message(map),
+            TransportEvent::Message(Value::Object(map)) => self.on_message(map, bytes),
             TransportEvent::Message(Value::Array(batch)) => {
+                let each = bytes / batch.len().max(1);
                 for message in batch {
-                    self.on_event(TransportEvent::Message(message));
+                    self.on_event(TransportEvent::Message(message), each);
                 }
             }
             TransportEvent::Message(other) => {
@@ -378,7 +411,7 @@ impl Inner {
         }
     }
 
-    fn on_message(self: &Arc<Self>, mut map: Map<String, Value>) {
+    fn on_message(self: &Arc<Self>, mut map: Map<String, Value>, bytes: usize) {
         let id = map.get("id").filter(|id| !id.is_null()).cloned();
         let method = match map.remove("method") {
             Some(Value::String(method)) => method,
@@ -390,7 +423,10 @@ impl Inner {
                 let key = id.as_ref().and_then(request_key);
                 let waiting = key.and_then(|k| self.requests.complete_ours(&k));
                 match waiting {
-                    Some(waiter) => waiter.answer(response_outcome(map).map(Answer::Value)),
+                    Some(waiter) => waiter.answer_charged(
+                        response_outcome(map).map(Answer::Value),
+                        self.charge(bytes),
+                    ),
                     None => tracing::debug!(?id, "MCP client: response to no waiting request"),
                 }
                 return;
@@ -399,11 +435,11 @@ impl Inner {
         let params = map.remove("params");
         match id {
             Some(id) => self.answer(id, method, params),
-            None => self.on_notification(&method, params),
+            None => self.on_notification(&method, params, bytes),
         }
     }
 
-    fn on_notification(&self, method: &str, params: Option<Value>) {
+    fn on_notification(&self, method: &str, params: Option<Value>, bytes: usize) {
         if method == "notifications/progress"
             && let Some(token) = params.as_ref().and_then(|p| p.get("progressToken"))
         {
@@ -429,8 +465,35 @@ impl Inner {
         }
         // Never waits: a subscriber that lags loses the oldest (see
         // `NotificationStream`); with no subscriber nothing is kept.
-        if let Some(tx) = lock(&self.notifications).as_ref() {
-            let _ = tx.send(Heard { subscription, note });
+        let sent = lock(&self.notifications).as_ref().and_then(|tx| {
+            let unread = Unread::new(note, self.charge(bytes));
+            let heard = Heard {
+                subscription,
+                note: Arc::clone(&unread),
+            };
+            tx.send(heard).ok().map(|_| unread)
+        });
+        if let Some(unread) = sent {
+            self.keep_unread(&unread);
+        }
+    }
+
+    /// Notes `unread` as waiting for a stream; while the budget is passed,
+    /// the oldest unread notifications go (their streams count them as
+    /// missed).
+    fn keep_unread(&self, unread: &Arc<Unread>) {
+        let mut queue = lock(&self.unread);
+        while queue.front().is_some_and(|w| w.strong_count() == 0) {
+            queue.pop_front();
+        }
+        queue.push_back(Arc::downgrade(unread));
+        while self.budget.is_over() {
+            let Some(oldest) = queue.pop_front() else {
+                break;
+            };
+            if let Some(oldest) = oldest.upgrade() {
+                oldest.evict();
+            }
         }
     }
 

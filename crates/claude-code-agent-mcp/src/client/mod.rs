@@ -82,8 +82,8 @@ pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
 pub use notify::{NotificationStream, ServerNotification};
 pub use options::{
-    ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, HandshakeMode,
-    NotificationHandler, RequestHandler, RequestOptions,
+    CLIENT_MAX_HELD_BYTES, ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
+    HandshakeMode, NotificationHandler, RequestHandler, RequestOptions,
 };
 pub use stdio::StdioTransport;
 pub use subscription::Subscription;

@@ -1,8 +1,8 @@
 //! Notifications from the server, typed, and a stream of them.
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 
 use futures::stream::BoxStream;
@@ -10,6 +10,7 @@ use futures::{Stream, StreamExt};
 use serde_json::Value;
 use tokio::sync::broadcast;
 
+use crate::transport::budget::Charge;
 use crate::types::{LoggingMessage, ProgressNotification};
 
 /// A notification as the streams get it: with the `subscriptions/listen`
@@ -17,7 +18,37 @@ use crate::types::{LoggingMessage, ProgressNotification};
 #[derive(Debug, Clone)]
 pub(crate) struct Heard {
     pub(crate) subscription: Option<Value>,
-    pub(crate) note: ServerNotification,
+    pub(crate) note: Arc<Unread>,
+}
+
+/// A notification not yet read by every stream, and its bytes charged to
+/// the client's budget: freed when the last stream has read it, or emptied
+/// by the client when unread notifications pass the budget
+/// ([`evict`](Self::evict); the streams then count it as missed).
+pub(crate) struct Unread(Mutex<Option<(ServerNotification, Option<Charge>)>>);
+
+impl Unread {
+    pub(crate) fn new(note: ServerNotification, charge: Option<Charge>) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(Some((note, charge)))))
+    }
+
+    /// The notification, unless it was evicted.
+    pub(crate) fn get(&self) -> Option<ServerNotification> {
+        let slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        slot.as_ref().map(|(note, _)| note.clone())
+    }
+
+    /// Frees the notification and its charge.
+    pub(crate) fn evict(&self) {
+        let taken = self.0.lock().unwrap_or_else(PoisonError::into_inner).take();
+        drop(taken);
+    }
+}
+
+impl std::fmt::Debug for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Unread")
+    }
 }
 
 /// A notification the server sent.
@@ -113,8 +144,10 @@ impl ServerNotification {
 /// when the client is closed or dropped.
 ///
 /// Bounded: at most [`NOTIFICATION_BUFFER`](super::NOTIFICATION_BUFFER)
-/// notifications wait for a stream that is not read. One that falls
-/// further behind loses the oldest: they are skipped, counted in
+/// notifications, and no more bytes than the client's budget
+/// ([`ClientOptions::max_held_bytes`](super::ClientOptions::max_held_bytes))
+/// leaves, wait for a stream that is not read. One that falls further
+/// behind loses the oldest: they are skipped, counted in
 /// [`missed`](Self::missed), and a warning is logged. The client itself
 /// never waits for a stream, so a slow reader cannot hold up responses
 /// (the [`on_notification`](super::ClientOptions::on_notification)
@@ -144,7 +177,19 @@ impl NotificationStream {
                 let mut rx = rx?;
                 loop {
                     match rx.recv().await {
-                        Ok(heard) if keep(&heard) => return Some((heard.note, Some(rx))),
+                        Ok(heard) if keep(&heard) => match heard.note.get() {
+                            Some(note) => return Some((note, Some(rx))),
+                            None => {
+                                let n = counter.fetch_add(1, Ordering::Relaxed) + 1;
+                                if n.is_power_of_two() {
+                                    tracing::warn!(
+                                        missed = n,
+                                        "MCP client: a notification stream fell behind the \
+                                         client's byte budget; its oldest notifications were dropped"
+                                    );
+                                }
+                            }
+                        },
                         Ok(_) => {}
                         Err(broadcast::error::RecvError::Lagged(n)) => {
                             counter.fetch_add(n, Ordering::Relaxed);

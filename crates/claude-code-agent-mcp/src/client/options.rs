@@ -44,6 +44,10 @@ pub enum HandshakeMode {
     Discover,
 }
 
+/// The default byte budget of a client for one server (64 MiB): see
+/// [`ClientOptions::max_held_bytes`].
+pub const CLIENT_MAX_HELD_BYTES: usize = 64 * 1024 * 1024;
+
 /// Options of a [`McpClient`](super::McpClient).
 ///
 /// ```
@@ -69,6 +73,7 @@ pub struct ClientOptions {
     pub(crate) roots: Option<RequestHandler>,
     pub(crate) on_notification: Option<NotificationHandler>,
     pub(crate) experimental: Option<Map<String, Value>>,
+    pub(crate) max_held_bytes: usize,
 }
 
 impl ClientOptions {
@@ -87,7 +92,24 @@ impl ClientOptions {
             roots: None,
             on_notification: None,
             experimental: None,
+            max_held_bytes: CLIENT_MAX_HELD_BYTES,
         }
+    }
+
+    /// Caps the bytes the client holds for its caller (default
+    /// [`CLIENT_MAX_HELD_BYTES`], 64 MiB):
+    /// responses that arrived and whose caller has not taken them yet,
+    /// and notifications a [`NotificationStream`](super::NotificationStream)
+    /// or [`Subscription`](super::Subscription) has not read, each counted
+    /// at its size on the wire. At the cap the oldest unread notifications
+    /// go (the streams count them as missed: the client never waits for a
+    /// stream), and a transport that reads from the server reads no more
+    /// until callers have taken enough of their responses (backpressure:
+    /// the server waits, nothing is dropped). A response larger than the
+    /// whole budget is still delivered.
+    pub fn max_held_bytes(mut self, bytes: usize) -> Self {
+        self.max_held_bytes = bytes.max(1);
+        self
     }
 
     /// The timeout of every request that sets none itself.

@@ -160,9 +160,14 @@ async fn read_stdout(mut lines: LineReader<ChildStdout>, inbox: Inbox, child: Pr
     });
     let mut unparsed = Unparsed::default();
     let end = loop {
+        // No more is read while the client holds its budget's worth of
+        // what callers have not taken (the server then waits on the pipe).
         let line = tokio::select! {
             biased;
-            line = lines.next_line() => line,
+            line = async {
+                inbox.ready().await;
+                lines.next_line().await
+            } => line,
             () = &mut gone => break End::HeldOpen,
         };
         match line {

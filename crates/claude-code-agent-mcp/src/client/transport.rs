@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 
 use super::Error;
 use super::answer::response_text;
+use crate::transport::budget::Budget;
 
 /// Something that arrived from the server side of a transport.
 #[derive(Debug, Clone)]
@@ -47,20 +48,58 @@ pub enum TransportEvent {
 /// blocks in it), so a transport may deliver from inside
 /// [`Transport::send`] — the in-process transport delivers the reply
 /// there, with no task switch and no serialization.
+///
+/// A transport that reads from a peer awaits [`ready`](Self::ready) before
+/// reading the next message: the client's byte budget
+/// ([`ClientOptions::max_held_bytes`](super::ClientOptions::max_held_bytes))
+/// then holds the server back when callers do not take their responses.
 #[derive(Clone)]
 pub struct Inbox {
-    sink: Arc<dyn Fn(TransportEvent) + Send + Sync>,
+    /// Every event, with the bytes its message took on the wire (0 when
+    /// unknown).
+    sink: Arc<dyn Fn(TransportEvent, usize) + Send + Sync>,
+    budget: Option<Arc<Budget>>,
 }
 
 impl Inbox {
     /// An inbox that hands every event to `f`.
     pub fn new(f: impl Fn(TransportEvent) + Send + Sync + 'static) -> Self {
-        Self { sink: Arc::new(f) }
+        Self {
+            sink: Arc::new(move |event, _| f(event)),
+            budget: None,
+        }
+    }
+
+    /// The client's inbox: events with their sizes, charged to `budget`.
+    pub(crate) fn with_budget(
+        f: impl Fn(TransportEvent, usize) + Send + Sync + 'static,
+        budget: Arc<Budget>,
+    ) -> Self {
+        Self {
+            sink: Arc::new(f),
+            budget: Some(budget),
+        }
+    }
+
+    /// Waits until the client has room for more: what it holds for its
+    /// callers (responses not yet taken, notifications not yet read) is
+    /// within its byte budget. At once for an inbox made with
+    /// [`new`](Self::new).
+    pub async fn ready(&self) {
+        if let Some(budget) = &self.budget {
+            budget.room().await;
+        }
     }
 
     /// Delivers one incoming JSON-RPC message.
     pub fn deliver(&self, message: Value) {
-        (self.sink)(TransportEvent::Message(message));
+        (self.sink)(TransportEvent::Message(message), 0);
+    }
+
+    /// [`deliver`](Self::deliver) of a message that took `bytes` on the
+    /// wire (what the client's budget counts it at).
+    pub(crate) fn deliver_sized(&self, message: Value, bytes: usize) {
+        (self.sink)(TransportEvent::Message(message), bytes);
     }
 
     /// Delivers one JSON-RPC message given as its JSON text (an NDJSON
@@ -74,19 +113,20 @@ impl Inbox {
     /// delivered.
     pub fn deliver_text(&self, text: &[u8]) -> Result<(), serde_json::Error> {
         if let Some((id, result)) = response_text(text) {
-            (self.sink)(TransportEvent::Result {
+            let event = TransportEvent::Result {
                 id: id.into(),
                 result,
-            });
+            };
+            (self.sink)(event, text.len());
             return Ok(());
         }
-        self.deliver(crate::transport::json::from_slice(text)?);
+        self.deliver_sized(crate::transport::json::from_slice(text)?, text.len());
         Ok(())
     }
 
     /// Fails the request with this id (its response was unusable).
     pub fn fail(&self, id: Value, error: Error) {
-        (self.sink)(TransportEvent::Failed { id, error });
+        (self.sink)(TransportEvent::Failed { id, error }, 0);
     }
 
     /// Says the transport ended, and why (an [`Error::closed`] of `reason`).
@@ -98,7 +138,7 @@ impl Inbox {
     /// and later ones fail with: an [`Error::closed`], with its cause
     /// ([`Error::with_source`]).
     pub fn closed_with(&self, error: Error) {
-        (self.sink)(TransportEvent::Closed(error));
+        (self.sink)(TransportEvent::Closed(error), 0);
     }
 }
 

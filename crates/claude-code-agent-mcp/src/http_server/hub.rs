@@ -22,7 +22,7 @@
 //! from, like after any disconnection.
 //!
 //! Every byte the session's responses hold is charged to its byte budget
-//! ([`Budget`], `server/budget.rs`) until it is freed: each event and each
+//! ([`Budget`], `transport/budget.rs`) until it is freed: each event and each
 //! JSON answer is one buffer whose charge ends when its last holder (the
 //! channel, hyper's write queue, the replay list) lets go of it. A request
 //! of the session is taken only while the budget has room
@@ -39,7 +39,7 @@ use axum::body::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::server::budget::{Budget, Charge, Ticket};
+use crate::transport::budget::{Budget, Charge, Ticket};
 
 type Tx = mpsc::Sender<Bytes>;
 

@@ -74,7 +74,6 @@
 //! delay `ping` or another call. Tool calls need a Tokio runtime with the
 //! time driver (for the timeout).
 
-pub(crate) mod budget;
 mod builder;
 mod call;
 pub(crate) mod cap;

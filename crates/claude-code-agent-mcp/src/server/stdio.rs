@@ -9,10 +9,10 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::budget::{Budget, Ticket};
 use super::watchdog::Watchdog;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
+use crate::transport::budget::{Budget, Ticket};
 use crate::transport::json::envelope;
 use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,

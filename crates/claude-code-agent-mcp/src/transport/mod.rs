@@ -18,6 +18,7 @@
 //!   peer's requests we are answering, by id, under one lock. Used by the
 //!   MCP client, the MCP server's sessions and the Claude Code SDK's
 //!   control channel.
+pub(crate) mod budget;
 pub mod json;
 pub mod lines;
 pub mod mcp_headers;

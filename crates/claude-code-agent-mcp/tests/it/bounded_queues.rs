@@ -4,6 +4,9 @@
 //! * a notification stream nobody reads keeps at most
 //!   `NOTIFICATION_BUFFER` notifications and loses the oldest (counted),
 //!   while responses go on arriving;
+//! * responses their callers have not taken past the client's byte budget
+//!   make `Inbox::ready` wait (a transport then reads no more), until the
+//!   callers take them;
 //! * `serve_lines` facing a client that stops reading drops the server's
 //!   notifications past its write buffer (counted), never a reply, and
 //!   reads no more than `SERVE_MAX_REQUESTS_IN_FLIGHT` requests ahead.
@@ -163,4 +166,77 @@ async fn serve_lines_drops_notifications_not_replies_for_a_client_that_stops_rea
     // What was kept is bounded by the write buffer (1 MiB) and the pipe:
     // the first ones, then nothing (the logs above check there is no gap).
     assert!(logs > 0 && logs < notes / 4, "{logs} of {notes} logs kept");
+}
+
+/// A server whose answers to `tools/call` arrive later, as text of
+/// `chars` characters, from a task of their own (as a transport's reader
+/// would deliver them).
+struct Later {
+    inbox: Arc<Mutex<Option<Inbox>>>,
+    chars: usize,
+}
+
+impl Transport for Later {
+    fn start(&self, inbox: Inbox) -> Result<(), Error> {
+        *self.inbox.lock().unwrap() = Some(inbox);
+        Ok(())
+    }
+
+    fn send(&self, message: Value, _: SendOptions) -> BoxFuture<'_, Result<(), Error>> {
+        let inbox = self.inbox.lock().unwrap().clone().unwrap();
+        let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) else {
+            return Box::pin(async { Ok(()) });
+        };
+        if method == "initialize" {
+            inbox.deliver(json!({"jsonrpc":"2.0","id":id,"result":{
+                "protocolVersion":"2025-11-25","capabilities":{},
+                "serverInfo":{"name":"later","version":"1"}}}));
+            return Box::pin(async { Ok(()) });
+        }
+        let text = json!({"jsonrpc":"2.0","id":id,"result":{
+            "content":[{"type":"text","text":"x".repeat(self.chars)}],"isError":false}})
+        .to_string();
+        tokio::spawn(async move { inbox.deliver_text(text.as_bytes()).unwrap() });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), Error>> {
+        Box::pin(async { Ok(()) })
+    }
+
+    fn is_alive(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn responses_not_taken_past_the_budget_hold_the_transport_back_until_taken() {
+    use futures::FutureExt;
+    let slot = Arc::new(Mutex::new(None));
+    let transport = Later {
+        inbox: Arc::clone(&slot),
+        chars: 600_000,
+    };
+    let options = ClientOptions::new("bounded", "1")
+        .handshake(HandshakeMode::Initialize)
+        .max_held_bytes(1 << 20);
+    let client = McpClient::connect(transport, options).await.unwrap();
+    let inbox = slot.lock().unwrap().clone().unwrap();
+    // Three calls sent, their answers (600 KB each) delivered, none taken.
+    let mut calls: Vec<_> = (0..3)
+        .map(|_| Box::pin(client.call_tool("big", json!({}))))
+        .collect();
+    for call in &mut calls {
+        assert!(call.now_or_never().is_none(), "not answered yet");
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let waited = tokio::time::timeout(Duration::from_millis(100), inbox.ready()).await;
+    assert!(waited.is_err(), "1.8 MB not taken: no room for more");
+    for call in calls {
+        let result = call.await.unwrap();
+        assert_eq!(result.text_content().len(), 600_000);
+    }
+    tokio::time::timeout(Duration::from_secs(1), inbox.ready())
+        .await
+        .expect("taken: room again");
 }

@@ -7,6 +7,7 @@
 //! flood stdio [--calls N] [--chars C] [--budget BYTES] [--cut]
 //! flood serve-http [--chars C] [--budget BYTES]
 //! flood http [--calls N] [--chars C] [--budget BYTES]
+//! flood client [--calls N] [--chars C] [--budget BYTES]
 //! ```
 //!
 //! `serve` is the server: `serve_stdio_with` (a byte budget of `--budget`,
@@ -31,6 +32,14 @@
 //! own (its receive buffer made small, so the operating system holds
 //! little for it) and reads none of the SSE responses until the server's
 //! RSS has stopped growing; then it reads them all, each in a thread.
+//!
+//! `client` turns it round: our [`McpClient`] over stdio, with a byte
+//! budget of `--budget` ([`ClientOptions::max_held_bytes`]), holds a
+//! notification stream it does not read while `flood serve`'s tool `noisy`
+//! sends `--calls` log notifications of `--chars` characters each. The call
+//! must complete (the client never waits for a stream); the client's own
+//! RSS is measured; then the stream is read: what it got plus what it
+//! missed is at most what was sent, and something was missed.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -38,9 +47,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use claude_code_agent_mcp::client::{
+    ClientOptions, HandshakeMode, McpClient, StdioOptions, StdioTransport,
+};
 use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_code_agent_mcp::server::{SERVE_MAX_HELD_BYTES, ServeOptions, serve_stdio_with};
-use claude_code_agent_mcp::{Server, Tool};
+use claude_code_agent_mcp::types::LogLevel;
+use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use serde_json::{Value, json};
 use std::io::Read;
 use std::net::TcpStream;
@@ -83,9 +96,10 @@ fn main() {
         Some("stdio") => flood(parse(args)),
         Some("serve-http") => serve_http(parse(args)),
         Some("http") => flood_http(parse(args)),
+        Some("client") => flood_client(parse(args)),
         _ => {
             eprintln!(
-                "usage: flood serve|stdio|serve-http|http [--calls N] [--chars C] [--budget BYTES] [--cut]"
+                "usage: flood serve|stdio|serve-http|http|client [--calls N] [--chars C] [--budget BYTES] [--cut]"
             );
             std::process::exit(2);
         }
@@ -94,12 +108,31 @@ fn main() {
 
 fn server(args: &Args) -> Server {
     let answer = if args.cut { 5 * args.chars } else { args.chars };
-    let mut server = Server::builder("flood", "1").tool(
-        Tool::new("big", "a large text", move |_: Value| async move {
-            "x".repeat(answer)
-        })
-        .input_schema(json!({"type": "object"})),
-    );
+    let chars = args.chars;
+    let mut server = Server::builder("flood", "1")
+        .tool(
+            Tool::new("big", "a large text", move |_: Value| async move {
+                "x".repeat(answer)
+            })
+            .input_schema(json!({"type": "object"})),
+        )
+        .tool(
+            Tool::new(
+                "noisy",
+                "sends `count` log notifications of the flood's size",
+                move |args: Value, ctx: ToolContext| async move {
+                    let count = args["count"].as_u64().unwrap_or(0);
+                    let text = "n".repeat(chars);
+                    let mut sent = 0u64;
+                    for _ in 0..count {
+                        sent += u64::from(ctx.log(LogLevel::Error, text.as_str()));
+                        tokio::task::yield_now().await;
+                    }
+                    sent.to_string()
+                },
+            )
+            .input_schema(json!({"type": "object"})),
+        );
     if args.cut {
         server = server.max_result_chars(args.chars);
     } else {
@@ -216,18 +249,7 @@ fn flood(args: Args) {
     }
 
     // Now read: every call answered once, in full or cut.
-    let sampler = {
-        let stop = Arc::new(AtomicBool::new(false));
-        let peak = Arc::new(AtomicUsize::new(peak));
-        let (s, p) = (Arc::clone(&stop), Arc::clone(&peak));
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Relaxed) {
-                p.fetch_max(rss(pid), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        });
-        (stop, peak, thread)
-    };
+    let sampler = Sampler::start(pid, peak);
     let mut seen = vec![false; args.calls + 1];
     for _ in 0..args.calls {
         line.clear();
@@ -256,10 +278,7 @@ fn flood(args: Args) {
     assert!(done.load(Ordering::Relaxed));
     drop(input);
     let status = child.wait().unwrap();
-    let (stop, peak, thread) = sampler;
-    stop.store(true, Ordering::Relaxed);
-    thread.join().unwrap();
-    let peak = peak.load(Ordering::Relaxed);
+    let peak = sampler.stop();
     assert!(status.success(), "the server failed: {status}");
     println!(
         "{}",
@@ -399,17 +418,7 @@ fn flood_http(args: Args) {
 
     // Now read them all at once (a call the budget holds back is answered
     // only once others are read).
-    let peak = Arc::new(AtomicUsize::new(peak));
-    let stop = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (stop, peak) = (Arc::clone(&stop), Arc::clone(&peak));
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                peak.fetch_max(rss(pid), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
+    let sampler = Sampler::start(pid, peak);
     let readers: Vec<_> = streams
         .into_iter()
         .map(|(id, stream)| {
@@ -437,9 +446,7 @@ fn flood_http(args: Args) {
     for reader in readers {
         reader.join().expect("every call answered once, in full");
     }
-    stop.store(true, Ordering::Relaxed);
-    sampler.join().unwrap();
-    let peak = peak.load(Ordering::Relaxed);
+    let peak = sampler.stop();
     child.kill().unwrap();
     child.wait().unwrap();
     println!(
@@ -455,4 +462,104 @@ fn flood_http(args: Args) {
             "seconds": start.elapsed().as_secs_f64(),
         })
     );
+}
+
+/// VmRSS of this process, in bytes.
+fn own_rss() -> usize {
+    rss(std::process::id())
+}
+
+/// A thread that samples a process's RSS every 20 ms and keeps the peak.
+struct Sampler {
+    stop: Arc<AtomicBool>,
+    peak: Arc<AtomicUsize>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Sampler {
+    /// Starts sampling `pid`, with `peak` the highest RSS seen so far.
+    fn start(pid: u32, peak: usize) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let peak = Arc::new(AtomicUsize::new(peak));
+        let (s, p) = (Arc::clone(&stop), Arc::clone(&peak));
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                p.fetch_max(rss(pid), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        Self { stop, peak, thread }
+    }
+
+    /// Stops sampling; the peak RSS seen.
+    fn stop(self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap();
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+fn flood_client(args: Args) {
+    use futures::StreamExt;
+    let start = Instant::now();
+    let exe = std::env::current_exe().unwrap();
+    let chars = args.chars.to_string();
+    runtime().block_on(async move {
+        let transport = StdioTransport::spawn(StdioOptions::new(&exe).args([
+            "serve",
+            "--chars",
+            chars.as_str(),
+        ]))
+        .unwrap();
+        let options = ClientOptions::new("flood", "1")
+            .max_held_bytes(args.budget)
+            .handshake(HandshakeMode::Initialize);
+        let client = McpClient::connect(transport, options).await.unwrap();
+        let mut notes = client.notifications();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let baseline = own_rss();
+        let sampler = Sampler::start(std::process::id(), baseline);
+        // Nobody reads `notes` while the tool sends them all.
+        let result = tokio::time::timeout(
+            Duration::from_secs(120),
+            client.call_tool("noisy", json!({"count": args.calls})),
+        )
+        .await
+        .expect("the call completes though no stream is read")
+        .unwrap();
+        let sent: u64 = result.text_content().parse().unwrap();
+        let peak = sampler.stop();
+        client.close().await.unwrap();
+        let mut received = 0u64;
+        while let Some(note) = notes.next().await {
+            if note.method() == "notifications/message" {
+                received += 1;
+            }
+        }
+        let missed = notes.missed();
+        assert!(
+            received + missed <= sent,
+            "{received} read + {missed} missed > {sent} sent"
+        );
+        assert!(
+            missed > 0,
+            "the budget made the stream miss some: {received} read, {sent} sent"
+        );
+        println!(
+            "{}",
+            json!({
+                "transport": "client",
+                "calls": args.calls,
+                "chars": args.chars,
+                "budget": args.budget,
+                "sent": sent,
+                "received": received,
+                "missed": missed,
+                "baseline_rss": baseline,
+                "peak_rss": peak,
+                "held_rss": peak.saturating_sub(baseline),
+                "seconds": start.elapsed().as_secs_f64(),
+            })
+        );
+    });
 }

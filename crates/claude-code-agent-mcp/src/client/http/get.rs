@@ -8,7 +8,7 @@ use futures::StreamExt;
 use tokio::sync::oneshot;
 
 use super::sse::SseParser;
-use super::stream::{DEFAULT_RETRY, Got, Invalid, deliver, on_event, open_get};
+use super::stream::{DEFAULT_RETRY, Got, Invalid, deliver, on_event, open_get, ready};
 use super::{Shared, lock, session};
 use crate::client::error::error_chain;
 
@@ -58,8 +58,11 @@ pub(crate) async fn get_stream(shared: Arc<Shared>, answered: oneshot::Sender<()
         };
         failures = 0;
         let mut body = response.bytes_stream();
-        let sink = |m| deliver(&shared, m);
-        while let Some(Ok(bytes)) = body.next().await {
+        let sink = |m, n| deliver(&shared, m, n);
+        while let Some(Ok(bytes)) = {
+            ready(&shared).await;
+            body.next().await
+        } {
             for item in parser.feed_checked(&bytes) {
                 match item {
                     Ok(event) => {

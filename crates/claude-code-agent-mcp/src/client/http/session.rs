@@ -25,7 +25,7 @@ pub(crate) async fn post(
     message: Value,
     options: &SendOptions,
 ) -> Result<(), Error> {
-    let sink = |m| deliver(shared, m);
+    let sink = |m, n| deliver(shared, m, n);
     let stale = match stream::post_once(shared, &message, options, &sink).await {
         Ok(()) => return Ok(()),
         Err(Attempt::Failed(e)) => return Err(e),
@@ -111,11 +111,11 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
     let negotiated = lock(&shared.protocol_version).clone();
     let id = init.get("id").cloned();
     let answer = Mutex::new(None);
-    let keep_answer = |message: Value| {
+    let keep_answer = |message: Value, bytes: usize| {
         if message.get("method").is_none() && message.get("id") == id.as_ref() {
             *lock(&answer) = Some(message);
         } else {
-            deliver(shared, message);
+            deliver(shared, message, bytes);
         }
     };
     stream::post_once(shared, &init, &SendOptions::default(), &keep_answer)
@@ -142,7 +142,7 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
         )));
     }
     let initialized = jsonrpc::notification("notifications/initialized", None);
-    let sink = |message| deliver(shared, message);
+    let sink = |message, bytes| deliver(shared, message, bytes);
     stream::post_once(shared, &initialized, &SendOptions::default(), &sink)
         .await
         .map_err(|e| describe("notifications/initialized", e))

@@ -26,15 +26,25 @@ pub(crate) fn url(shared: &Shared) -> &str {
     &shared.options.url
 }
 
-pub(crate) fn deliver(shared: &Shared, message: Value) {
+/// Delivers a message that took `bytes` on the wire.
+pub(crate) fn deliver(shared: &Shared, message: Value, bytes: usize) {
     if let Some(inbox) = shared.inbox.get() {
-        inbox.deliver(message);
+        inbox.deliver_sized(message, bytes);
+    }
+}
+
+/// Waits until the client has room for more (its byte budget): a stream
+/// is read no further meanwhile.
+pub(crate) async fn ready(shared: &Shared) {
+    if let Some(inbox) = shared.inbox.get() {
+        inbox.ready().await;
     }
 }
 
 /// Where the messages an answer carries go: the inbox, except while a new
 /// session is being started (its `initialize` answer is kept aside).
-pub(crate) type Sink<'a> = &'a (dyn Fn(Value) + Send + Sync);
+/// Each message comes with the bytes it took on the wire.
+pub(crate) type Sink<'a> = &'a (dyn Fn(Value, usize) + Send + Sync);
 
 /// How one POST went wrong.
 pub(crate) enum Attempt {
@@ -144,7 +154,7 @@ pub(crate) async fn post_once(
         let what = format!("HTTP POST {}: the body of the answer", url(shared));
         Error::undecodable(&what, &bytes, e)
     })?;
-    sink(value);
+    sink(value, bytes.len());
     Ok(())
 }
 
@@ -165,7 +175,7 @@ fn error_status(
         if map.get("id").is_none_or(Value::is_null) {
             map.insert("id".into(), id);
         }
-        sink(Value::Object(map));
+        sink(Value::Object(map), text.len());
         return Ok(());
     }
     let snippet: String = text.chars().take(300).collect();
@@ -200,7 +210,7 @@ pub(crate) fn on_event(
         Ok(message) => {
             let answers = request_id
                 .is_some_and(|id| message.get("method").is_none() && message.get("id") == Some(id));
-            sink(message);
+            sink(message, event.data.len());
             Ok(answers)
         }
         Err(e) => {
@@ -235,7 +245,10 @@ async fn read_sse(
     loop {
         let mut body = response.bytes_stream();
         let mut broke = None;
-        while let Some(chunk) = body.next().await {
+        while let Some(chunk) = {
+            ready(shared).await;
+            body.next().await
+        } {
             let bytes = match chunk {
                 Ok(bytes) => bytes,
                 Err(e) => {

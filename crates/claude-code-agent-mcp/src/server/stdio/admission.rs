@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::server::budget::{Budget, Ticket, Waiting};
+use crate::transport::budget::{Budget, Ticket, Waiting};
 use crate::transport::lines::Order;
 
 /// A request read while an earlier one waits for admission.

@@ -1,18 +1,21 @@
-//! The byte budget of one peer a server serves: a client over NDJSON
-//! (`server/stdio.rs`) or one session of the Streamable HTTP server
-//! (`http_server/hub.rs`). What the server holds for it (answers
-//! serialized and not yet taken by the writer or the client's connection,
-//! notifications and requests to the client not yet sent, events kept for
-//! replay) stays within a number of bytes; past it, the peer's next
-//! request is taken only once it has read enough.
+//! A byte budget: what is held for one peer until it takes it, within a
+//! number of bytes. A server keeps one per client over NDJSON
+//! (`server/stdio.rs`) and per session of the Streamable HTTP server
+//! (`http_server/hub.rs`): answers serialized and not yet taken by the
+//! writer or the client's connection, notifications and requests to the
+//! client not yet sent, events kept for replay; past it, the peer's next
+//! request is taken only once it has read enough. A client keeps one per
+//! server (`client/engine.rs`): responses and notifications its caller
+//! has not taken; past it, it reads no more from the server
+//! ([`Budget::room`]) and the oldest unread notifications go.
 //!
-//! An answer's size is known only once its handler is done, so a request
-//! still running is counted at an estimate: the size of recent answers
-//! (the largest, fading by a sixteenth per answer), at first a 16th of the
-//! budget. The next request is admitted while what is held plus the
-//! estimate of every request running (this one included) fits the budget,
-//! or when nothing is held and nothing runs (an answer larger than the
-//! whole budget is still served, one at a time).
+//! A server's request still running is counted at an estimate of its
+//! answer: the size of recent answers (the largest, fading by a sixteenth
+//! per answer), at first a 16th of the budget. The next request is
+//! admitted while what is held plus the estimate of every request running
+//! (this one included) fits the budget, or when nothing is held and
+//! nothing runs (an answer larger than the whole budget is still served,
+//! one at a time).
 //!
 //! A request read while an earlier one waits for admission waits behind it
 //! ([`Waiting`]); its bytes count as held meanwhile (but not against its
@@ -63,10 +66,28 @@ impl Budget {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Bytes held now (answers waiting for the writer).
+    /// Bytes held now.
     #[cfg(test)]
     pub(crate) fn held(&self) -> usize {
         self.lock().held
+    }
+
+    /// Whether more is held than the budget allows.
+    pub(crate) fn is_over(&self) -> bool {
+        self.lock().held > self.limit
+    }
+
+    /// Waits until what is held is within the budget.
+    pub(crate) async fn room(&self) {
+        loop {
+            let notified = self.room.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if !self.is_over() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Counts `n` requests as running if they fit now: what is held, the
