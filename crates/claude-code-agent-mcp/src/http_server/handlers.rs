@@ -19,6 +19,7 @@ use super::sessions::HttpSession;
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
 use crate::server::watchdog::{self, Watch};
+use crate::server::watched;
 use crate::server::{RequestContext, ResponseStream, answer};
 
 /// JSON-RPC error code for "no such session" (as the reference SDKs use).
@@ -213,9 +214,14 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
             ResponseMode::Auto => method == "tools/call",
         };
     if !sse {
-        let reply = answer(shared.handler.as_ref(), message, ctx)
-            .await
-            .unwrap_or(Value::Null);
+        let reply = if method == "tools/call" && watchdog::can_watch() {
+            // A handler that blocks its thread is answered on time all the
+            // same (server/watchdog.rs).
+            watched::answer_watched(Arc::clone(&shared.handler), message, ctx).await
+        } else {
+            answer(shared.handler.as_ref(), message, ctx).await
+        }
+        .unwrap_or(Value::Null);
         let body = http.hub.json(&reply, Some(ticket));
         drop(reply);
         return json_body(StatusCode::OK, body, None);

@@ -28,7 +28,7 @@ use crate::server::stateless::{
     HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
     validate_meta,
 };
-use crate::server::{RequestContext, ResponseStream, answer};
+use crate::server::{RequestContext, ResponseStream, answer, watchdog, watched};
 use crate::transport::mcp_headers;
 use crate::types::{PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS};
 
@@ -185,9 +185,20 @@ pub(crate) async fn post(
         RequestContext::new()
     };
     let handler = Arc::clone(&shared.handler);
+    let watched = message.get("method").and_then(Value::as_str) == Some("tools/call")
+        && watchdog::can_watch();
     tokio::spawn(async move {
+        let reply = async move {
+            if watched {
+                // A handler that blocks its thread is answered on time all
+                // the same (server/watchdog.rs).
+                watched::answer_watched(handler, message, ctx).await
+            } else {
+                answer(handler.as_ref(), message, ctx).await
+            }
+        };
         tokio::select! {
-            reply = answer(handler.as_ref(), message, ctx) => {
+            reply = reply => {
                 // Waits for room (or for the client to go): never lost.
                 let _ = tx.send(Frame::Final(reply.unwrap_or(Value::Null))).await;
             }

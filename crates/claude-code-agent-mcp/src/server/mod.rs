@@ -96,6 +96,7 @@ mod stdio;
 mod tool;
 mod validate;
 pub(crate) mod watchdog;
+pub(crate) mod watched;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use crate::support::http_session;
-use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+use claude_code_agent_mcp::http_server::{
+    ResponseMode, StreamableHttpConfig, StreamableHttpService,
+};
 use claude_code_agent_mcp::{LogLevel, Server, Tool, ToolContext};
 use reqwest::{Client, StatusCode};
 use serde_json::{Value, json};
@@ -342,28 +344,42 @@ async fn a_string_cut_mid_emoji_is_answered_and_a_body_that_does_not_decode_gets
     );
 }
 
+/// A server with one tool, `stuck`, that blocks its thread for 2.5 s with a
+/// timeout of 300 ms, served on 127.0.0.1 with `mode`.
+async fn stuck_server(mode: ResponseMode) -> (String, tokio::task::JoinHandle<()>) {
+    let server = Server::builder("blocking", "1")
+        .tool(crate::support::stuck_tool())
+        .build();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let config = StreamableHttpConfig::default().response_mode(mode);
+    let service = StreamableHttpService::new(server, config);
+    let task = tokio::spawn(async move {
+        let _ = service.serve(listener).await;
+    });
+    (url, task)
+}
+
+/// The timeout answer of `stuck` to request 7, given `waited` after the call.
+fn assert_stuck_timed_out(answer: &Value, waited: Duration) {
+    assert_eq!(answer["id"], 7, "{answer}");
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("\"stuck\" timed out after 300ms and was stopped"),
+        "{said}"
+    );
+    // The timeout (300 ms) and the watchdog's grace (100 ms), well before
+    // the thread is free (2.5 s).
+    assert!(waited < Duration::from_millis(1500), "{waited:?}");
+}
+
 /// A tool call whose handler blocks its thread past its timeout is answered
 /// on its SSE stream on time, with its timeout result (the watchdog, on the
 /// other worker), and the stream ends; other requests are served meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handler_that_blocks_its_thread_is_answered_on_its_stream_on_time() {
-    let server = Server::builder("blocking", "1")
-        .tool(
-            Tool::new("stuck", "blocks its thread", |_: Value| async move {
-                // What a handler must not do (see docs/mcp-servers.md).
-                std::thread::sleep(Duration::from_millis(2500));
-                "blocked"
-            })
-            .input_schema(json!({"type":"object"}))
-            .timeout(Duration::from_millis(300)),
-        )
-        .build();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let service = StreamableHttpService::new(server, StreamableHttpConfig::default());
-    let task = tokio::spawn(async move {
-        let _ = service.serve(listener).await;
-    });
+    let (url, task) = stuck_server(ResponseMode::Auto).await;
     let http = Client::new();
     let sid = http_session::initialize(&http, &url, json!({})).await;
 
@@ -393,14 +409,29 @@ async fn a_handler_that_blocks_its_thread_is_answered_on_its_stream_on_time() {
         .iter()
         .find(|m| m["id"] == 7)
         .unwrap_or_else(|| panic!("no answer on the stream: {text}"));
-    assert_eq!(answer["result"]["isError"], true, "{answer}");
-    let said = answer["result"]["content"][0]["text"].as_str().unwrap();
-    assert!(
-        said.contains("\"stuck\" timed out after 300ms and was stopped"),
-        "{said}"
-    );
-    // The timeout (300 ms) and the watchdog's grace (100 ms), well before
-    // the thread is free (2.5 s).
-    assert!(waited < Duration::from_millis(1500), "{waited:?}");
+    assert_stuck_timed_out(answer, waited);
+    task.abort();
+}
+
+/// The same answered as one JSON body: the POST gets the timeout result on
+/// time, though the handler's thread is still stuck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_blocks_its_thread_is_answered_in_json_on_time() {
+    let (url, task) = stuck_server(ResponseMode::Json).await;
+    let http = Client::new();
+    let sid = http_session::initialize(&http, &url, json!({})).await;
+
+    let start = std::time::Instant::now();
+    let call = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"stuck","arguments":{}}});
+    let r = tokio::time::timeout(
+        Duration::from_secs(2),
+        http_session::post(&http, &url, Some(&sid), &call).send(),
+    )
+    .await
+    .expect("the call is answered on time")
+    .unwrap();
+    assert_eq!(r.headers()["content-type"], "application/json");
+    let answer: Value = r.json().await.unwrap();
+    assert_stuck_timed_out(&answer, start.elapsed());
     task.abort();
 }

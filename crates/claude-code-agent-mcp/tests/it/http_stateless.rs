@@ -45,6 +45,9 @@ async fn start() -> Running {
             )
             .input_schema(json!({"type":"object"})),
         )
+        .tool(
+            crate::support::stuck_tool(),
+        )
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -132,7 +135,32 @@ async fn requests_are_served_without_a_session() {
     let (status, v) = json_of(resp).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["result"]["content"][0]["text"], "hi");
-    assert_eq!(r.server.tool_names().len(), 2);
+    assert_eq!(r.server.tool_names().len(), 3);
+}
+
+/// A tool call whose handler blocks its thread past its timeout is answered
+/// on time with its timeout result, though the thread is still stuck.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_that_blocks_its_thread_is_answered_on_time() {
+    let r = start().await;
+    let m = body("tools/call", json!({"name":"stuck","arguments":{}}));
+    let start = std::time::Instant::now();
+    let resp = tokio::time::timeout(
+        Duration::from_secs(2),
+        post(&r, &m).header("mcp-name", "stuck").send(),
+    )
+    .await
+    .expect("the call is answered on time")
+    .unwrap();
+    let (status, v) = json_of(resp).await;
+    let waited = start.elapsed();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    let said = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("timed out after 300ms"), "{said}");
+    // The timeout (300 ms) and the watchdog's grace (100 ms), well before
+    // the thread is free (2.5 s).
+    assert!(waited < Duration::from_millis(1500), "{waited:?}");
 }
 
 #[tokio::test]

@@ -21,6 +21,13 @@
 //! would still hold the reader (a thread of its own, inside the runtime's
 //! context but not one of its workers) up: use `spawn_blocking` for such
 //! work.
+//!
+//! **Blocked tool calls.** A `tools/call` carries a watch of the MCP
+//! crate's watchdog: a handler that blocks its thread past the tool's
+//! timeout is answered on time with its timeout result, from the watchdog
+//! ([`answer_on_timeout`]), and withdrawn; its own answer, when the thread
+//! is free, is dropped. If it blocked in its first poll, the reader
+//! reads nothing more until then, but the CLI has its answer.
 
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -34,8 +41,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::Connection;
 use crate::callbacks::{DialogContext, HookContext, PermissionContext};
+use crate::mcp::__private::ExternalWatch;
 use crate::protocol::{
-    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput,
+    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput, McpMessageResponse,
 };
 
 impl Connection {
@@ -89,13 +97,29 @@ impl Connection {
 /// first (or the session has ended): then `None`, and nothing is answered.
 async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option<ControlResponse> {
     // Callbacks get the withdrawal token up front; an MCP message needs one
-    // only if it is still running after its first poll.
+    // only if it is still running after its first poll, or if it is a
+    // watched tool call (the watchdog withdraws it when it answers).
     let mut token = match &request {
         CliRequest::McpMessage(_) => None,
         _ => Some(CancellationToken::new()),
     };
-    let mut work =
-        pin!(AssertUnwindSafe(answer(&conn, id.clone(), request, token.clone())).catch_unwind());
+    let watch = match &request {
+        CliRequest::McpMessage(m) if m.message.get("method") == Some(&"tools/call".into()) => {
+            let token = token.get_or_insert_with(CancellationToken::new).clone();
+            ExternalWatch::new(answer_on_timeout(&conn, id.clone(), token))
+        }
+        _ => None,
+    };
+    let mut work = pin!(
+        AssertUnwindSafe(answer(
+            &conn,
+            id.clone(),
+            request,
+            token.clone(),
+            watch.as_ref()
+        ))
+        .catch_unwind()
+    );
     let mut withdrawn = None;
     let outcome = poll_fn(|cx| {
         if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
@@ -103,6 +127,10 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option
         }
         let withdrawn = match &mut withdrawn {
             Some(withdrawn) => withdrawn,
+            None if watch.as_ref().is_some_and(ExternalWatch::answered) => {
+                // Its first poll blocked past the timeout: answered.
+                return Poll::Ready(None);
+            }
             None => {
                 // Not done at once: from now on it can be withdrawn.
                 let token = token.get_or_insert_with(CancellationToken::new);
@@ -121,8 +149,18 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option
         withdrawn.as_mut().poll(cx).map(|()| None)
     })
     .await;
-    let outcome = outcome?;
-    // Withdrawn meanwhile? Then no answer is expected.
+    let Some(outcome) = outcome else {
+        if watch.as_ref().is_some_and(ExternalWatch::answered) {
+            // Registered after the watchdog took it off the table: out.
+            conn.requests.complete_theirs(&id);
+        }
+        return None;
+    };
+    // Answered by the watchdog, or withdrawn meanwhile? Then this answer
+    // is not expected.
+    if watch.as_ref().is_some_and(|w| !w.settle()) {
+        return None;
+    }
     if withdrawn.is_some() && conn.requests.complete_theirs(&id).is_none() {
         return None;
     }
@@ -139,6 +177,28 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option
     })
 }
 
+/// What the watchdog does when a tool call's handler blocks its thread past
+/// the call's timeout (called from the watchdog's thread, outside the
+/// runtime): the call is withdrawn (its handler future is dropped once
+/// the thread is free) and its timeout result is sent to the CLI.
+fn answer_on_timeout(
+    conn: &Arc<Connection>,
+    id: String,
+    token: CancellationToken,
+) -> impl FnOnce(Value) + Send + 'static {
+    let conn = Arc::downgrade(conn);
+    let runtime = tokio::runtime::Handle::current();
+    move |reply| {
+        let Some(conn) = conn.upgrade() else {
+            return;
+        };
+        conn.requests.complete_theirs(&id);
+        token.cancel();
+        let response = ControlResponse::success(id, McpMessageResponse::new(reply).into_value());
+        runtime.spawn(async move { conn.answer(&response).await });
+    }
+}
+
 /// The payload of the success answer to one request, or the text of the
 /// control error.
 async fn answer(
@@ -146,11 +206,12 @@ async fn answer(
     request_id: String,
     request: CliRequest,
     cancel: Option<CancellationToken>,
+    watch: Option<&ExternalWatch>,
 ) -> Result<Value, String> {
     // Callbacks always get the request's token (see `serve`).
     let cancel = || cancel.clone().unwrap_or_default();
     match request {
-        CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message).await),
+        CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message, watch).await),
         CliRequest::CanUseTool(req) => {
             let Some(callback) = &conn.callbacks.can_use_tool else {
                 return Err("no permission callback is registered in this SDK session".into());

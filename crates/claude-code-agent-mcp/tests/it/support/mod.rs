@@ -19,8 +19,19 @@ pub mod wire;
 
 use std::sync::{Arc, Mutex};
 
-use claude_code_agent_mcp::{RequestContext, Server, Session};
+use claude_code_agent_mcp::{RequestContext, Server, Session, Tool};
 use serde_json::{Value, json};
+
+/// `stuck`: a tool whose handler blocks its thread for 2.5 s, with a
+/// timeout of 300 ms (what a handler must not do: see docs/mcp-servers.md).
+pub fn stuck_tool() -> Tool {
+    Tool::new("stuck", "blocks its thread", |_: Value| async move {
+        std::thread::sleep(std::time::Duration::from_millis(2500));
+        "blocked"
+    })
+    .input_schema(json!({"type":"object"}))
+    .timeout(std::time::Duration::from_millis(300))
+}
 
 /// A JSON-RPC request.
 pub fn req(id: impl Into<Value>, method: &str, params: Value) -> Value {
