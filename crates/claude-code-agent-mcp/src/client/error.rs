@@ -100,6 +100,13 @@ pub enum ErrorKind {
     /// Refused before anything was sent: a method this transport cannot
     /// carry, a header value it cannot send.
     Refused,
+    /// The server wants authorization the client could not get (feature
+    /// `oauth-client`): a step of the OAuth flow failed (the message says
+    /// which and where, the source why), the server still refused the new
+    /// token, or it asked for more scopes more often than
+    /// [`OAuth::max_step_ups`](super::auth::OAuth::max_step_ups) allows;
+    /// [`Error::status`] is the server's 401 or 403 when it was the last word.
+    Unauthorized,
 }
 
 impl Error {
@@ -141,6 +148,15 @@ impl Error {
     }
 
     /// An `error` member that is no JSON-RPC error object.
+    /// An authorization failure ([`ErrorKind::Unauthorized`]); `message`
+    /// says which step failed and where. For your own
+    /// [`Authorizer`](super::auth::Authorizer) or
+    /// [`TokenStore`](super::auth::TokenStore).
+    #[cfg(feature = "oauth-client")]
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Unauthorized, message)
+    }
+
     pub(crate) fn error_response(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::ErrorResponse, message)
     }
@@ -223,6 +239,11 @@ impl Error {
     /// ([`ErrorKind::Refused`]).
     pub fn is_refused(&self) -> bool {
         self.kind() == ErrorKind::Refused
+    }
+
+    /// Whether authorization could not be had ([`ErrorKind::Unauthorized`]).
+    pub fn is_unauthorized(&self) -> bool {
+        self.kind() == ErrorKind::Unauthorized
     }
 
     /// A message from the server that does not decode (`what` says where it
@@ -387,6 +408,7 @@ mod tests {
                 (e.is_timeout(), ErrorKind::Timeout),
                 (e.is_invalid_response(), ErrorKind::InvalidResponse),
                 (e.is_refused(), ErrorKind::Refused),
+                (e.is_unauthorized(), ErrorKind::Unauthorized),
                 (e.is_error_response(), ErrorKind::ErrorResponse),
                 (e.is_jsonrpc(), ErrorKind::JsonRpc),
             ];

@@ -52,6 +52,8 @@
 
 mod answer;
 mod api;
+#[cfg(feature = "oauth-client")]
+pub mod auth;
 mod deadline;
 mod engine;
 mod error;

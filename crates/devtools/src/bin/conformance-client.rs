@@ -10,10 +10,87 @@
 
 use std::time::Duration;
 
+use claude_code_agent_mcp::client::auth::{
+    AuthorizationRequest, AuthorizationResponse, IdentityAssertion, OAuth,
+};
 use claude_code_agent_mcp::client::{
-    ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient,
+    ClientOptions, Error, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
 use serde_json::{Map, Value, json};
+
+/// The client ID metadata document URL the `auth/basic-cimd` scenario expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+/// A person who authorizes at once: the authorization URL is fetched
+/// (the harness's authorization server redirects straight back), and the
+/// redirect's `Location` read.
+async fn authorize_headless(request: AuthorizationRequest) -> Result<AuthorizationResponse, Error> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| Error::transport("no HTTP client").with_source(e))?;
+    let response = http
+        .get(request.url())
+        .send()
+        .await
+        .map_err(|e| Error::transport("GET the authorization URL failed").with_source(e))?;
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            Error::transport(format!(
+                "the authorization endpoint answered {} without a redirect",
+                response.status()
+            ))
+        })?;
+    AuthorizationResponse::from_redirect(location)
+}
+
+/// The OAuth setup for an `auth/*` scenario, from the harness's context
+/// (`MCP_CONFORMANCE_CONTEXT`).
+fn oauth_for(scenario: &str, context: &Value) -> Result<Option<OAuth>, Error> {
+    let field = |name: &str| context.get(name).and_then(Value::as_str).map(str::to_owned);
+    let need = |name: &str| {
+        field(name).ok_or_else(|| Error::refused(format!("the context has no {name}")))
+    };
+    Ok(Some(match scenario {
+        s if !s.starts_with("auth/") => return Ok(None),
+        "auth/client-credentials-jwt" => OAuth::client_credentials_jwt(
+            need("client_id")?,
+            &need("private_key_pem")?,
+            &field("signing_algorithm").unwrap_or_else(|| "ES256".to_owned()),
+        )?,
+        "auth/wif-jwt-bearer" => {
+            let jwt = need("valid_jwt")?;
+            OAuth::jwt_bearer(need("client_id")?, move || Ok(jwt.clone()))
+        }
+        "auth/client-credentials-basic" => {
+            OAuth::client_credentials(need("client_id")?, need("client_secret")?)
+        }
+        "auth/cross-app-access-complete-flow" | "auth/enterprise-managed-authorization" => {
+            let mut assertion =
+                IdentityAssertion::new(need("idp_id_token")?, need("idp_token_endpoint")?);
+            if let Some(id) = field("idp_client_id") {
+                assertion = assertion.client_id(id);
+            }
+            OAuth::identity_assertion(assertion, need("client_id")?, need("client_secret")?)
+        }
+        _ => {
+            let mut oauth =
+                OAuth::authorization_code("http://localhost:3000/callback", authorize_headless)
+                    .client_name("claude-code-agent-mcp-conformance")
+                    .client_metadata_url(CLIENT_METADATA_URL);
+            if let Some(id) = field("client_id") {
+                oauth = oauth.client_id(id);
+            }
+            if let Some(secret) = field("client_secret") {
+                oauth = oauth.client_secret(secret);
+            }
+            oauth
+        }
+    }))
+}
 
 /// An elicitation answer that accepts, filling every field with its schema default.
 fn accept_with_defaults(params: &Value) -> Value {
@@ -41,10 +118,25 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "claude-code-agent-mcp-conformance",
         env!("CARGO_PKG_VERSION"),
     )
-    .handshake(HandshakeMode::Initialize)
+    // The revision the harness runs the scenario at (the alpha harness
+    // says; 2025-11-25 when it does not).
+    .handshake(
+        match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+            Ok("2026-07-28") => HandshakeMode::Discover,
+            _ => HandshakeMode::Initialize,
+        },
+    )
     .request_timeout(Duration::from_secs(20))
     .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
-    let transport = HttpTransport::new(HttpOptions::new(&url))?;
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let mut http = HttpOptions::new(&url);
+    if let Some(oauth) = oauth_for(&scenario, &context)? {
+        http = http.oauth(oauth);
+    }
+    let transport = HttpTransport::new(http)?;
     let client = McpClient::connect(transport, options).await?;
     eprintln!(
         "scenario {scenario:?}: connected to {:?}",

@@ -1,6 +1,7 @@
 //! The Streamable HTTP transport (feature `http-client`): [`HttpTransport`].
 
-mod body;
+mod authorize;
+pub(crate) mod body;
 mod get;
 mod session;
 mod sse;
@@ -55,6 +56,8 @@ pub struct HttpOptions {
     get_stream: bool,
     max_reconnects: u32,
     max_message_bytes: usize,
+    #[cfg(feature = "oauth-client")]
+    oauth: Option<super::auth::OAuth>,
 }
 
 impl HttpOptions {
@@ -68,7 +71,19 @@ impl HttpOptions {
             get_stream: true,
             max_reconnects: 5,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            #[cfg(feature = "oauth-client")]
+            oauth: None,
         }
+    }
+
+    /// Authorizes with OAuth 2.1 when the server asks (feature
+    /// `oauth-client`): a `401` starts the flow of [`auth`](super::auth),
+    /// and every request then carries the access token. In place of a
+    /// [`bearer_token`](Self::bearer_token).
+    #[cfg(feature = "oauth-client")]
+    pub fn oauth(mut self, oauth: super::auth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// A header sent with every HTTP request.
@@ -199,6 +214,9 @@ pub(crate) struct Shared {
     /// Told when a new session started (the GET stream reopens at once).
     pub(crate) new_session: tokio::sync::Notify,
     pub(crate) get_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The OAuth flow of [`HttpOptions::oauth`].
+    #[cfg(feature = "oauth-client")]
+    pub(crate) auth: Option<super::auth::Auth>,
 }
 
 impl Shared {
@@ -256,6 +274,11 @@ impl HttpTransport {
             .connect_timeout(options.connect_timeout)
             .build()
             .map_err(|e| Error::transport("could not build the HTTP client").with_source(e))?;
+        #[cfg(feature = "oauth-client")]
+        let auth = match &options.oauth {
+            Some(oauth) => Some(super::auth::Auth::new(oauth.clone(), &options.url)?),
+            None => None,
+        };
         Ok(Self {
             shared: Arc::new(Shared {
                 http,
@@ -270,6 +293,8 @@ impl HttpTransport {
                 renewing: tokio::sync::Mutex::new(()),
                 new_session: tokio::sync::Notify::new(),
                 get_task: Mutex::new(None),
+                #[cfg(feature = "oauth-client")]
+                auth,
             }),
         })
     }
@@ -388,6 +413,7 @@ impl Transport for HttpTransport {
                     let (n, v) = header(PROTOCOL_HEADER, &version)?;
                     h.insert(n, v);
                 }
+                authorize::add_token(&self.shared, "DELETE", &mut h).await?;
                 let delete = self.shared.http.delete(&self.shared.options.url).headers(h);
                 match tokio::time::timeout(Duration::from_secs(5), delete.send()).await {
                     Ok(Ok(r)) => tracing::debug!(status = %r.status(), "MCP HTTP: session deleted"),

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use super::authorize::{Retries, act};
 use super::stream::{self, Attempt, deliver, url};
 use super::{Shared, lock};
 use crate::client::error::error_chain;
@@ -26,9 +27,10 @@ pub(crate) async fn post(
     options: &SendOptions,
 ) -> Result<(), Error> {
     let sink = |m, n| deliver(shared, m, n);
-    let stale = match stream::post_once(shared, &message, options, &sink).await {
+    let stale = match post_authorized(shared, &message, options, &sink).await {
         Ok(()) => return Ok(()),
         Err(Attempt::Failed(e)) => return Err(e),
+        Err(Attempt::Refused(_)) => unreachable!("post_authorized acts on refusals"),
         Err(Attempt::Expired(stale)) => stale,
         Err(Attempt::Lost(stale)) => {
             // Not sent again: the old session may have acted on it.
@@ -41,9 +43,10 @@ pub(crate) async fn post(
         }
     };
     renew(shared, &stale).await?;
-    match stream::post_once(shared, &message, options, &sink).await {
+    match post_authorized(shared, &message, options, &sink).await {
         Ok(()) => Ok(()),
         Err(Attempt::Failed(e)) => Err(e),
+        Err(Attempt::Refused(_)) => unreachable!("post_authorized acts on refusals"),
         Err(Attempt::Expired(_) | Attempt::Lost(_)) => Err(fail(
             shared,
             Error::closed(format!(
@@ -52,6 +55,24 @@ pub(crate) async fn post(
             ))
             .with_status(404),
         )),
+    }
+}
+
+/// POSTs one message; when the server refuses its authorization, lets
+/// the OAuth flow act (authorize, refresh, step up) and sends it again, as
+/// often as [`Retries`] allows. Never returns [`Attempt::Refused`].
+pub(crate) async fn post_authorized(
+    shared: &Shared,
+    message: &Value,
+    options: &SendOptions,
+    sink: stream::Sink<'_>,
+) -> Result<(), Attempt> {
+    let mut retries = Retries::default();
+    loop {
+        match stream::post_once(shared, message, options, sink).await {
+            Err(Attempt::Refused(refusal)) => act(shared, &refusal, &mut retries).await?,
+            other => return other,
+        }
     }
 }
 
@@ -118,7 +139,7 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
             deliver(shared, message, bytes);
         }
     };
-    stream::post_once(shared, &init, &SendOptions::default(), &keep_answer)
+    post_authorized(shared, &init, &SendOptions::default(), &keep_answer)
         .await
         .map_err(|e| describe("initialize", e))?;
     let answer = lock(&answer)
@@ -143,7 +164,7 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
     }
     let initialized = jsonrpc::notification("notifications/initialized", None);
     let sink = |message, bytes| deliver(shared, message, bytes);
-    stream::post_once(shared, &initialized, &SendOptions::default(), &sink)
+    post_authorized(shared, &initialized, &SendOptions::default(), &sink)
         .await
         .map_err(|e| describe("notifications/initialized", e))
 }
@@ -152,6 +173,7 @@ async fn start(shared: &Shared, stale: &str) -> Result<(), Error> {
 fn describe(what: &str, attempt: Attempt) -> Error {
     match attempt {
         Attempt::Failed(e) => e,
+        Attempt::Refused(_) => unreachable!("post_authorized acts on refusals"),
         Attempt::Expired(_) | Attempt::Lost(_) => {
             Error::transport(format!("{what}: the server answered 404")).with_status(404)
         }

@@ -53,6 +53,9 @@ pub(crate) enum Attempt {
     /// The answer's stream was cut and resuming it got 404: the session
     /// (its id) ended while the server may have been acting on the message.
     Lost(String),
+    /// The server refused the request's authorization (401, or 403 with a
+    /// challenge), and there is an OAuth flow to act on it.
+    Refused(super::authorize::Refusal),
     /// Anything else.
     Failed(Error),
 }
@@ -75,7 +78,8 @@ pub(crate) async fn post_once(
         Some(_) => message.get("id").filter(|id| !id.is_null()).cloned(),
         None => None,
     };
-    let (headers, session) = post_headers(shared, message, options)?;
+    let (mut headers, session) = post_headers(shared, message, options)?;
+    let sent = super::authorize::add_token(shared, "POST", &mut headers).await?;
     let body = serde_json::to_vec(message)
         .map_err(|e| Error::transport("could not serialize a message").with_source(e))?;
     let send = shared
@@ -107,6 +111,11 @@ pub(crate) async fn post_once(
         && let Some(session) = session
     {
         return Err(Attempt::Expired(session));
+    }
+    if let Some(refusal) =
+        super::authorize::refusal(shared, status.as_u16(), response.headers(), sent)
+    {
+        return Err(Attempt::Refused(refusal));
     }
     if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
         return Ok(());
@@ -365,13 +374,29 @@ pub(crate) async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Re
         let (n, v) = header("last-event-id", id)?;
         h.insert(n, v);
     }
-    let response = shared
-        .http
-        .get(url(shared))
-        .headers(h)
-        .send()
-        .await
-        .map_err(|e| Error::transport(format!("HTTP GET {} failed", url(shared))).with_source(e))?;
+    let mut retries = super::authorize::Retries::default();
+    let response = loop {
+        let mut h = h.clone();
+        let sent = super::authorize::add_token(shared, "GET", &mut h).await?;
+        let response = shared
+            .http
+            .get(url(shared))
+            .headers(h)
+            .send()
+            .await
+            .map_err(|e| {
+                Error::transport(format!("HTTP GET {} failed", url(shared))).with_source(e)
+            })?;
+        match super::authorize::refusal(
+            shared,
+            response.status().as_u16(),
+            response.headers(),
+            sent,
+        ) {
+            Some(refusal) => super::authorize::act(shared, &refusal, &mut retries).await?,
+            None => break response,
+        }
+    };
     let status = response.status();
     if status == StatusCode::METHOD_NOT_ALLOWED {
         return Ok(Got::NotOffered);

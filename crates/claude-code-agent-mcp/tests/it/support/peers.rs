@@ -38,30 +38,46 @@ pub fn stdio_server() -> PathBuf {
 /// of the workspace with the test build's features first), the binary is
 /// used as it is: `cargo build -p` here would resolve the features for
 /// this package alone and build its dependencies again.
+/// One of this crate's examples, built with `features` (or as `cargo
+/// test` built it, with `CLAUDE_AGENT_BINS_BUILT`).
+#[allow(dead_code)] // only with some features
+pub fn example(name: &str, features: &str) -> PathBuf {
+    let args = [
+        "-p",
+        "claude-code-agent-mcp",
+        "--example",
+        name,
+        "--features",
+        features,
+    ];
+    built(&format!("examples/{name}"), &args)
+}
+
 pub fn devtool(name: &str) -> PathBuf {
+    built(name, &["-p", "claude-code-agent-devtools", "--bin", name])
+}
+
+/// `path` in this test binary's profile directory: as built before the
+/// tests (`CLAUDE_AGENT_BINS_BUILT`), or built now with `cargo build
+/// <args>` into the same target directory and profile.
+fn built(path: &str, args: &[&str]) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap();
-    let prebuilt = profile_dir.join(name);
+    let prebuilt = profile_dir.join(path);
     if std::env::var_os("CLAUDE_AGENT_BINS_BUILT").is_some() && prebuilt.exists() {
         return prebuilt;
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
-    cmd.args([
-        "build",
-        "-q",
-        "-p",
-        "claude-code-agent-devtools",
-        "--bin",
-        name,
-    ])
-    .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap());
+    cmd.args(["build", "-q"])
+        .args(args)
+        .env("CARGO_TARGET_DIR", profile_dir.parent().unwrap());
     if profile_dir.file_name().is_some_and(|n| n == "release") {
         cmd.arg("--release");
     }
     let status = cmd.status().unwrap();
-    assert!(status.success(), "building {name} failed");
-    profile_dir.join(name)
+    assert!(status.success(), "cargo build {} failed", args.join(" "));
+    prebuilt
 }
 
 /// Where `scripts/install-peers` put the third-party peers:
