@@ -72,8 +72,8 @@ mod transport;
 pub mod types;
 
 pub use server::{
-    Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder, Session, Tool,
-    ToolContext, ToolHandler,
+    AccessToken, Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder,
+    Session, Tool, ToolContext, ToolHandler,
 };
 pub use types::{CallToolResult, Content, LogLevel};
 

@@ -12,12 +12,14 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::EndpointState;
+use super::auth;
 use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
+use crate::server::AccessToken;
 use crate::server::watchdog::{self, Watch};
 use crate::server::watched;
 use crate::server::{RequestContext, ResponseStream, answer};
@@ -33,14 +35,24 @@ pub(crate) async fn endpoint(
     body: Body,
 ) -> Response {
     let config = &shared.config;
-    if let Err(refused) = guard::check_host_and_origin(&headers, config)
-        .and_then(|()| guard::check_bearer(&headers, config))
-    {
+    if let Err(refused) = guard::check_host_and_origin(&headers, config) {
         return refused;
     }
+    let access = match &config.protected_resource {
+        Some(resource) => match auth::authorize(resource, &headers).await {
+            Ok(access) => Some(access),
+            Err(refused) => return refused,
+        },
+        None => {
+            if let Err(refused) = guard::check_bearer(&headers, config) {
+                return refused;
+            }
+            None
+        }
+    };
     match method {
         Method::POST => match read_body(body, config).await {
-            Ok(body) => post(&shared, &headers, body).await,
+            Ok(body) => post(&shared, &headers, body, access).await,
             Err(refused) => refused,
         },
         Method::GET => get(&shared, &headers),
@@ -123,7 +135,28 @@ fn existing_session(
     })
 }
 
-async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> Response {
+/// `GET` of the protected resource's metadata (RFC 9728).
+pub(crate) async fn resource_metadata(State(shared): State<Arc<EndpointState>>) -> Response {
+    match &shared.config.protected_resource {
+        Some(resource) => auth::metadata_response(resource),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// `ctx` with the request's verified access token, if any.
+fn authorized(ctx: RequestContext, access: Option<&Arc<AccessToken>>) -> RequestContext {
+    match access {
+        Some(token) => ctx.with_access_token(Arc::clone(token)),
+        None => ctx,
+    }
+}
+
+async fn post(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    body: Bytes,
+    access: Option<Arc<AccessToken>>,
+) -> Response {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -165,12 +198,21 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     };
     let kind = jsonrpc::kind(&message);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
+    // A tool's own scopes (the body names the tool; at 2026-07-28 so does
+    // `Mcp-Name`, which stateless.rs checks against the body).
+    if let (Some(resource), Some(access)) = (&shared.config.protected_resource, &access)
+        && let Err(refused) = auth::check_tool_scopes(resource, access, &message)
+    {
+        return refused;
+    }
+    let access = access.as_ref();
     if message.is_array() {
-        return batch(shared, headers, message, body.len()).await;
+        return batch(shared, headers, message, body.len(), access).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
-        let reply = answer(shared.handler.as_ref(), message, RequestContext::new()).await;
+        let ctx = authorized(RequestContext::new(), access);
+        let reply = answer(shared.handler.as_ref(), message, ctx).await;
         let reply = reply.unwrap_or_else(|| {
             jsonrpc::error_response(
                 &Value::Null,
@@ -186,10 +228,10 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         .to_owned();
 
     if session_header(headers).is_none() && stateless::is_stateless(headers, &message) {
-        return stateless::post(shared, headers, message).await;
+        return stateless::post(shared, headers, message, access).await;
     }
     if method == "initialize" && session_header(headers).is_none() {
-        return initialize(shared, message).await;
+        return initialize(shared, message, access).await;
     }
     let http = match existing_session(shared, headers, &id) {
         Ok(s) => s,
@@ -198,7 +240,7 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     if let Err(r) = guard::check_protocol_version(headers, &id) {
         return r;
     }
-    let ctx = RequestContext::with_session(http.session.clone());
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     if kind != Kind::Request {
         let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
@@ -271,6 +313,7 @@ async fn batch(
     headers: &HeaderMap,
     message: Value,
     bytes: usize,
+    access: Option<&Arc<AccessToken>>,
 ) -> Response {
     if session_header(headers).is_none() {
         return error(
@@ -288,7 +331,7 @@ async fn batch(
     if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
         return r;
     }
-    let ctx = RequestContext::with_session(http.session.clone());
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let ticket = http.hub.admit(bytes).await;
     match answer(shared.handler.as_ref(), message, ctx).await {
         None => StatusCode::ACCEPTED.into_response(),
@@ -299,7 +342,11 @@ async fn batch(
     }
 }
 
-async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
+async fn initialize(
+    shared: &Arc<EndpointState>,
+    message: Value,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let Some(http) = shared.sessions.create(&shared.config) else {
         return error(
@@ -309,7 +356,7 @@ async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
             "Too many sessions; try again later",
         );
     };
-    let ctx = RequestContext::with_session(http.session.clone());
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
         .unwrap_or(Value::Null);
