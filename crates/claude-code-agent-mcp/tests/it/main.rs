@@ -52,6 +52,8 @@ mod interop_ts_client;
 mod interop_ts_server;
 mod list_changed;
 mod messages;
+#[cfg(feature = "oauth-server")]
+mod oauth_server;
 mod outstanding_requests;
 mod peer_conformance;
 #[cfg(feature = "http-client")]
