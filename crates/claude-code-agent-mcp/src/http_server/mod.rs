@@ -34,6 +34,13 @@
 //! malformed body a JSON-RPC `-32700`/`-32600` error. Sessions are capped
 //! and expire when idle. See [`StreamableHttpConfig`].
 //!
+//! MCP Authorization: with a [`ProtectedResource`], every request needs an
+//! OAuth access token its [`TokenVerifier`] accepts (401 or 403 with RFC
+//! 6750 challenges otherwise), tools see the verified
+//! [`AccessToken`](crate::AccessToken), and the RFC 9728 metadata is served under
+//! `/.well-known/oauth-protected-resource`. JWTs and token introspection
+//! need the feature `oauth-server`.
+//!
 //! ```no_run
 //! use claude_code_agent_mcp::{Server, Tool};
 //! use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
@@ -76,7 +83,7 @@ use axum::routing::{any, get};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 #[cfg(feature = "oauth-server")]
-pub use auth::JwtVerifier;
+pub use auth::{IntrospectionVerifier, JwtVerifier};
 pub use auth::{ProtectedResource, StaticToken, TokenVerifier, VerifyError};
 pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use claude_code_agent_mcp::http_server::{
-    JwtVerifier, ProtectedResource, StaticToken, StreamableHttpConfig, StreamableHttpService,
+    IntrospectionVerifier, JwtVerifier, ProtectedResource, StaticToken, StreamableHttpConfig,
+    StreamableHttpService,
 };
 use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -684,6 +685,122 @@ async fn a_verifier_that_does_not_answer_is_a_503() {
         .unwrap();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
     assert!(started.elapsed() < Duration::from_secs(3));
+}
+
+/// An RFC 7662 introspection endpoint: `opaque-good` is active for the
+/// audience it is told, `opaque-elsewhere` for another one, anything else
+/// inactive (401, as the TypeScript SDK's demo answers); `/down` is a 500.
+async fn serve_introspection(
+    audience: Arc<Mutex<String>>,
+) -> (String, tokio::task::JoinHandle<()>) {
+    let introspect = move |headers: axum::http::HeaderMap, body: String| {
+        let audience = audience.lock().unwrap().clone();
+        async move {
+            assert_eq!(
+                headers["content-type"], "application/x-www-form-urlencoded",
+                "a form"
+            );
+            assert!(
+                headers["authorization"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with("Basic ")
+            );
+            let token = body
+                .split('&')
+                .find_map(|kv| kv.strip_prefix("token="))
+                .unwrap_or_default()
+                .to_owned();
+            let active = |aud: &str| {
+                json!({"active": true, "client_id": "opaque-client", "sub": "user-7",
+                       "scope": "mcp", "aud": aud, "exp": now() + 60})
+            };
+            match token.as_str() {
+                "opaque-good" => (StatusCode::OK, axum::Json(active(&audience))),
+                "opaque-elsewhere" => (StatusCode::OK, axum::Json(active("http://elsewhere/mcp"))),
+                _ => (
+                    StatusCode::UNAUTHORIZED,
+                    axum::Json(json!({"active": false})),
+                ),
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route("/introspect", axum::routing::post(introspect))
+        .route(
+            "/down",
+            axum::routing::post(|| async { StatusCode::INTERNAL_SERVER_ERROR }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (origin, task)
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_introspected() {
+    let audience = Arc::new(Mutex::new(String::new()));
+    let (origin, task) = serve_introspection(Arc::clone(&audience)).await;
+    let endpoint = format!("{origin}/introspect");
+    let r = start_with(
+        |url| {
+            *audience.lock().unwrap() = url.to_owned();
+            ProtectedResource::new(
+                url,
+                IntrospectionVerifier::new(&endpoint, url).client_credentials("rs", Some("pw")),
+            )
+        },
+        vec![task],
+    )
+    .await;
+    let (status, _, body) = call_in_session(&r, "opaque-good", "whoami").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let reply = reply_of(&body);
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+    let who: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(who["sub"], "user-7");
+    assert_eq!(who["client"], "opaque-client");
+    assert_eq!(who["scopes"], json!(["mcp"]));
+    for (token, description) in [
+        (
+            "opaque-elsewhere",
+            "The access token is not meant for this resource",
+        ),
+        ("opaque-unknown", "The access token is invalid"),
+    ] {
+        let (status, challenge, _) = parts(
+            post(&r, Some(token), None, &initialize_body())
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{token}");
+        assert!(
+            challenge.starts_with(&format!(
+                "Bearer error=\"invalid_token\", error_description=\"{description}\""
+            )),
+            "{token}: {challenge}"
+        );
+    }
+    // An endpoint that fails is a 503, not a refusal.
+    let down = start_with(
+        |url| {
+            ProtectedResource::new(
+                url,
+                IntrospectionVerifier::new(format!("{origin}/down"), url),
+            )
+        },
+        Vec::new(),
+    )
+    .await;
+    let response = post(&down, Some("opaque-good"), None, &initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
 }
 
 /// Every log line of the test's thread, kept.

@@ -55,14 +55,55 @@ const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
 ///
 /// Its claims become the [`AccessToken`]: scopes from `scope` or `scp`.
 ///
+/// A whole server (the example of docs/mcp-servers.md, "Protecting a server
+/// with OAuth"):
+///
 /// ```no_run
-/// use claude_code_agent_mcp::http_server::JwtVerifier;
 /// use std::time::Duration;
 ///
-/// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")
-///     .jwks_url("https://auth.example.com/.well-known/jwks.json")
-///     .leeway(Duration::from_secs(30));
-/// # drop(verifier);
+/// use claude_code_agent_mcp::http_server::{
+///     JwtVerifier, ProtectedResource, StreamableHttpConfig, StreamableHttpService,
+/// };
+/// use claude_code_agent_mcp::{Server, Tool, ToolContext};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct NoArgs {}
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct FilePath {
+///     path: String,
+/// }
+///
+/// async fn run() -> std::io::Result<()> {
+///     let server = Server::builder("files", "1.0.0")
+///         .tool(Tool::new("whoami", "Who is calling", |_: NoArgs, ctx: ToolContext| async move {
+///             // Set by the HTTP server once the token verified.
+///             let token = ctx.access_token().expect("a verified token");
+///             format!("{} ({:?})", token.subject().unwrap_or("?"), token.scopes())
+///         }))
+///         .tool(Tool::new("delete_file", "Delete a file", |f: FilePath| async move {
+///             format!("deleted {}", f.path)
+///         }))
+///         .build();
+///
+///     // The endpoint's URL as clients know it: the tokens' audience.
+///     let resource = "https://mcp.example.com/mcp";
+///     let verifier = JwtVerifier::new("https://auth.example.com", resource)
+///         .jwks_url("https://auth.example.com/.well-known/jwks.json")
+///         .leeway(Duration::from_secs(30));
+///     let protected = ProtectedResource::new(resource, verifier)
+///         .authorization_server("https://auth.example.com")
+///         .scopes_supported(["files:read", "files:write"])
+///         .resource_name("Example files")
+///         .required_scopes(["files:read"])
+///         .tool_scopes("delete_file", ["files:write"]);
+///     let config = StreamableHttpConfig::default()
+///         .allow_host("mcp.example.com")
+///         .protected_resource(protected);
+///     let listener = tokio::net::TcpListener::bind("0.0.0.0:8080").await?;
+///     StreamableHttpService::new(server, config).serve(listener).await
+/// }
+/// # drop(run());
 /// ```
 #[derive(Clone)]
 pub struct JwtVerifier {

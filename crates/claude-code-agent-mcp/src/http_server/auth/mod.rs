@@ -19,7 +19,11 @@ use crate::jsonrpc;
 use crate::server::AccessToken;
 
 #[cfg(feature = "oauth-server")]
+mod introspection;
+#[cfg(feature = "oauth-server")]
 mod jwt;
+#[cfg(feature = "oauth-server")]
+pub use introspection::IntrospectionVerifier;
 #[cfg(feature = "oauth-server")]
 pub use jwt::JwtVerifier;
 
@@ -37,7 +41,7 @@ pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 /// server bounds each call with [`ProtectedResource::verify_timeout`].
 ///
 /// Built in: [`StaticToken`] and, with the feature `oauth-server`,
-/// [`JwtVerifier`]. Your own (an introspection client, a session store):
+/// [`JwtVerifier`] and [`IntrospectionVerifier`]. Your own (an introspection client, a session store):
 ///
 /// ```
 /// use claude_code_agent_mcp::AccessToken;
