@@ -54,6 +54,8 @@ mod list_changed;
 mod messages;
 #[cfg(feature = "oauth-server")]
 mod oauth_server;
+#[cfg(feature = "oauth-server")]
+mod oauth_ts_client;
 mod outstanding_requests;
 mod peer_conformance;
 #[cfg(feature = "http-client")]
