@@ -55,8 +55,8 @@ pub(crate) async fn endpoint(
             Ok(body) => post(&shared, &headers, body, access).await,
             Err(refused) => refused,
         },
-        Method::GET => get(&shared, &headers),
-        Method::DELETE => delete(&shared, &headers),
+        Method::GET => get(&shared, &headers, access.as_ref()),
+        Method::DELETE => delete(&shared, &headers, access.as_ref()),
         _ => {
             let mut r = error(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -110,12 +110,21 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
+/// Who a request's access token speaks for: its subject and its client.
+fn owner(access: &AccessToken) -> (Option<String>, Option<String>) {
+    (
+        access.subject().map(str::to_owned),
+        access.client_id().map(str::to_owned),
+    )
+}
+
 /// The session a non-initialize request names: 400 without one, 404 for an
-/// unknown or ended one.
+/// unknown or ended one, or for one another token's subject opened.
 fn existing_session(
     shared: &EndpointState,
     headers: &HeaderMap,
     id: &Value,
+    access: Option<&Arc<AccessToken>>,
 ) -> Result<Arc<HttpSession>, Response> {
     let Some(sid) = session_header(headers) else {
         return Err(error(
@@ -125,14 +134,22 @@ fn existing_session(
             "Bad Request: Mcp-Session-Id header is required",
         ));
     };
-    shared.sessions.get(sid).ok_or_else(|| {
+    let not_found = || {
         error(
             StatusCode::NOT_FOUND,
             id,
             SESSION_NOT_FOUND,
             "Session not found",
         )
-    })
+    };
+    let http = shared.sessions.get(sid).ok_or_else(not_found)?;
+    match (http.owner.get(), access) {
+        (Some(opener), Some(access)) if *opener != owner(access) => {
+            tracing::debug!("a session was named with another subject's token");
+            Err(not_found())
+        }
+        _ => Ok(http),
+    }
 }
 
 /// `GET` of the protected resource's metadata (RFC 9728).
@@ -233,7 +250,7 @@ async fn post(
     if method == "initialize" && session_header(headers).is_none() {
         return initialize(shared, message, access).await;
     }
-    let http = match existing_session(shared, headers, &id) {
+    let http = match existing_session(shared, headers, &id, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -324,7 +341,7 @@ async fn batch(
              (initialize may not be batched)",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null) {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -356,6 +373,9 @@ async fn initialize(
             "Too many sessions; try again later",
         );
     };
+    if let Some(access) = access {
+        let _ = http.owner.set(owner(access));
+    }
     let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
@@ -375,7 +395,11 @@ async fn initialize(
     }
 }
 
-fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
+fn get(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
     if !guard::accepts(headers, "text/event-stream") {
         return error(
             StatusCode::NOT_ACCEPTABLE,
@@ -384,7 +408,7 @@ fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
             "Not Acceptable: accept text/event-stream",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null) {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -404,16 +428,16 @@ fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
     )
 }
 
-fn delete(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
-    let Some(sid) = session_header(headers) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            jsonrpc::INVALID_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        );
+fn delete(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
-    match shared.sessions.remove(sid) {
+    match shared.sessions.remove(&http.id) {
         Some(_) => StatusCode::OK.into_response(),
         None => error(
             StatusCode::NOT_FOUND,

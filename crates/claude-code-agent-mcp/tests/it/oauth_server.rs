@@ -577,6 +577,56 @@ async fn missing_scopes_are_403_insufficient_scope_naming_them() {
     assert_eq!(challenge, insufficient(&r, "mcp"));
 }
 
+/// A session belongs to the subject whose token opened it: another
+/// subject's token does not find it (404), a fresh token of the same
+/// subject does.
+#[tokio::test]
+async fn a_session_is_bound_to_the_subject_that_opened_it() {
+    let key = es256("k1");
+    let (r, _jwks) = start(&key).await;
+    let alice = sign(&key, &claims(&r.url, "mcp"));
+    let mut other = claims(&r.url, "mcp");
+    other["sub"] = json!("user-43");
+    let mallory = sign(&key, &other);
+    let mut later = claims(&r.url, "mcp");
+    later["iat"] = json!(now() + 1);
+    let alice_again = sign(&key, &later);
+    assert_ne!(alice, alice_again);
+
+    let response = post(&r, Some(&alice), None, &initialize_body())
+        .send()
+        .await
+        .unwrap();
+    let sid = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let call = call_body("whoami");
+    let response = post(&r, Some(&mallory), Some(&sid), &call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+    let response = r
+        .http
+        .delete(&r.url)
+        .header("mcp-session-id", &sid)
+        .header("authorization", format!("Bearer {mallory}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::NOT_FOUND,
+        "not ended by another subject"
+    );
+    let response = post(&r, Some(&alice_again), Some(&sid), &call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_rotated_key_is_fetched_once_its_kid_shows_up() {
     let key = es256("k1");

@@ -253,7 +253,11 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 ///   `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`
 ///   naming every scope the call needs;
 /// * hands the verified [`AccessToken`] to the handler:
-///   [`ToolContext::access_token`](crate::ToolContext::access_token).
+///   [`ToolContext::access_token`](crate::ToolContext::access_token);
+/// * binds each session to the subject and client of the token that opened
+///   it: a request naming the session with a token of another subject or
+///   client gets 404, as for an unknown session (a session id is no
+///   credential).
 ///
 /// The token is never logged nor echoed in a response.
 ///
