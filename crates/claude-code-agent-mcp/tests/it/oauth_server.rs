@@ -577,6 +577,44 @@ async fn missing_scopes_are_403_insufficient_scope_naming_them() {
     assert_eq!(challenge, insufficient(&r, "mcp"));
 }
 
+/// A 2025-03-26 batch holding a call the token may not make is refused
+/// whole, naming the scopes of that call.
+#[tokio::test]
+async fn a_batch_is_checked_call_by_call() {
+    let key = es256("k1");
+    let (r, _jwks) = start(&key).await;
+    let reader = sign(&key, &claims(&r.url, "mcp"));
+    let mut init = initialize_body();
+    init["params"]["protocolVersion"] = json!("2025-03-26");
+    let response = post(&r, Some(&reader), None, &init).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let sid = response.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let batch = json!([call_body("whoami"), call_body("delete_file")]);
+    let response = post(&r, Some(&reader), None, &batch)
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-03-26")
+        .send()
+        .await
+        .unwrap();
+    let (status, challenge, _) = parts(response).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        challenge.contains("scope=\"mcp files:write\""),
+        "{challenge}"
+    );
+    let batch = json!([call_body("whoami")]);
+    let response = post(&r, Some(&reader), None, &batch)
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", "2025-03-26")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
 /// A session belongs to the subject whose token opened it: another
 /// subject's token does not find it (404), a fresh token of the same
 /// subject does.

@@ -290,7 +290,7 @@ pub struct ProtectedResource {
     scopes_supported: Vec<String>,
     resource_name: Option<String>,
     resource_documentation: Option<String>,
-    verifier: Arc<dyn TokenVerifier>,
+    verifier: SharedVerifier,
     required_scopes: Vec<String>,
     tool_scopes: HashMap<String, Vec<String>>,
     verify_timeout: Duration,
@@ -307,7 +307,7 @@ impl ProtectedResource {
             scopes_supported: Vec::new(),
             resource_name: None,
             resource_documentation: None,
-            verifier: Arc::new(verifier),
+            verifier: SharedVerifier(Arc::new(verifier)),
             required_scopes: Vec::new(),
             tool_scopes: HashMap::new(),
             verify_timeout: Duration::from_secs(10),
@@ -427,6 +427,17 @@ impl fmt::Debug for ProtectedResource {
             .finish_non_exhaustive()
     }
 }
+
+/// The verifier of a [`ProtectedResource`], shared by its clones.
+///
+/// Unwind-safe whatever the verifier, so that [`ProtectedResource`] and
+/// the configuration holding it stay so: the server only calls it, and a
+/// panic in it is the request's, never observed half-done by a catcher.
+#[derive(Clone)]
+struct SharedVerifier(Arc<dyn TokenVerifier>);
+
+impl std::panic::UnwindSafe for SharedVerifier {}
+impl std::panic::RefUnwindSafe for SharedVerifier {}
 
 /// `scheme://authority` and the path of a URL (without its query and
 /// fragment, and without a trailing `/`; empty for the root).
@@ -572,7 +583,7 @@ pub(crate) async fn authorize(
     };
     let verified = match tokio::time::timeout(
         resource.verify_timeout,
-        resource.verifier.verify(token),
+        resource.verifier.0.verify(token),
     )
     .await
     {
