@@ -218,7 +218,16 @@ async fn post(
     // A tool's own scopes (the body names the tool; at 2026-07-28 so does
     // `Mcp-Name`, which stateless.rs checks against the body).
     if let (Some(resource), Some(access)) = (&shared.config.protected_resource, &access)
-        && let Err(refused) = auth::check_tool_scopes(resource, access, &message)
+        && let Err(refused) = auth::check_tool_scopes(
+            resource,
+            access,
+            &message,
+            // Only a request without a session can be of the stateless revision.
+            session_header(headers)
+                .is_none()
+                .then(|| headers.get("mcp-name").and_then(|v| v.to_str().ok()))
+                .flatten(),
+        )
     {
         return refused;
     }

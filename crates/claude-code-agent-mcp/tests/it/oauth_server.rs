@@ -556,6 +556,27 @@ async fn missing_scopes_are_403_insufficient_scope_naming_them() {
     let (status, challenge, _) = call_stateless(&r, &reader, "delete_file").await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(challenge, insufficient(&r, "mcp files:write"));
+    // An `Mcp-Name` naming the scoped tool is held to its scopes too, even
+    // when the body names another (which is a 400 anyway).
+    let mut body = call_body("whoami");
+    body["params"]["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let response = r
+        .http
+        .post(&r.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "delete_file")
+        .header("authorization", format!("Bearer {reader}"))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let (status, challenge, _) = parts(response).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(challenge, insufficient(&r, "mcp files:write"));
     // Other tools are fine with that token.
     let (status, _, _) = call_in_session(&r, &reader, "whoami").await;
     assert_eq!(status, StatusCode::OK);

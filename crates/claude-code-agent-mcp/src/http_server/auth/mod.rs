@@ -14,8 +14,7 @@ use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::guard::error;
-use crate::jsonrpc;
+use crate::jsonrpc::{self, ErrorObject};
 use crate::server::AccessToken;
 
 #[cfg(feature = "oauth-server")]
@@ -533,6 +532,18 @@ fn refusal(status: StatusCode, id: &Value, message: &str, challenge: HeaderValue
     response
 }
 
+/// A JSON-RPC error as an HTTP response with this status (as `guard.rs`
+/// words them; `guard.rs` is above this module, which config.rs holds).
+fn error(status: StatusCode, id: &Value, code: i64, message: impl Into<String>) -> Response {
+    let body = jsonrpc::error_response(id, ErrorObject::new(code, message));
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
 /// `text` with every occurrence of `secret` blanked out (for logs).
 fn redact(text: &str, secret: &str) -> String {
     if secret.is_empty() {
@@ -644,11 +655,15 @@ fn insufficient(resource: &ProtectedResource, id: &Value, needed: Vec<String>) -
 }
 
 /// The scopes a `tools/call` of `message` needs that `access` lacks: 403
-/// naming every scope the call needs. Checks each call of a batch.
+/// naming every scope the call needs. Checks each call of a batch. The
+/// tool is the one the body names and, at 2026-07-28, the one `Mcp-Name`
+/// names (`header_name`; the two must agree, which `stateless.rs` checks
+/// later: until then both are held to their scopes).
 pub(crate) fn check_tool_scopes(
     resource: &ProtectedResource,
     access: &AccessToken,
     message: &Value,
+    header_name: Option<&str>,
 ) -> Result<(), Response> {
     if resource.tool_scopes.is_empty() {
         return Ok(());
@@ -656,27 +671,26 @@ pub(crate) fn check_tool_scopes(
     if let Value::Array(batch) = message {
         return batch
             .iter()
-            .try_for_each(|m| check_tool_scopes(resource, access, m));
+            .try_for_each(|m| check_tool_scopes(resource, access, m, None));
     }
     if message.get("method").and_then(Value::as_str) != Some("tools/call") {
         return Ok(());
     }
-    let Some(name) = message.pointer("/params/name").and_then(Value::as_str) else {
-        return Ok(());
-    };
-    let Some(scopes) = resource.tool_scopes.get(name) else {
-        return Ok(());
-    };
-    if scopes.iter().all(|s| access.has_scope(s)) {
-        return Ok(());
-    }
+    let body_name = message.pointer("/params/name").and_then(Value::as_str);
     let mut needed = resource.required_scopes.clone();
-    for scope in scopes {
-        if !needed.contains(scope) {
-            needed.push(scope.clone());
+    let mut lacking = false;
+    for name in [body_name, header_name].into_iter().flatten() {
+        for scope in resource.tool_scopes.get(name).into_iter().flatten() {
+            lacking |= !access.has_scope(scope);
+            if !needed.contains(scope) {
+                needed.push(scope.clone());
+            }
         }
     }
-    tracing::debug!(tool = name, "access token lacks the tool's scopes");
+    if !lacking {
+        return Ok(());
+    }
+    tracing::debug!(tool = body_name, "access token lacks the tool's scopes");
     let id = message.get("id").unwrap_or(&Value::Null);
     Err(insufficient(resource, id, needed))
 }
