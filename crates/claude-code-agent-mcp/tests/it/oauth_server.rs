@@ -598,6 +598,55 @@ async fn missing_scopes_are_403_insufficient_scope_naming_them() {
     assert_eq!(challenge, insufficient(&r, "mcp"));
 }
 
+/// Keys given directly (a JWKS document, one `DecodingKey`) need no fetch;
+/// HS256 is accepted only with the secret given explicitly.
+#[tokio::test]
+async fn keys_and_secrets_given_directly() {
+    let in_set = es256("set");
+    let single = es256("single");
+    let set = JwkSet {
+        keys: vec![in_set.jwk.clone()],
+    };
+    let single_key = jsonwebtoken::DecodingKey::from_jwk(&single.jwk).unwrap();
+    let r = start_with(
+        |url| {
+            ProtectedResource::new(
+                url,
+                JwtVerifier::new(ISSUER, url)
+                    .jwks(&set)
+                    .key(Some("single"), Some(Algorithm::ES256), single_key)
+                    .hmac_secret(b"a shared secret of 32 bytes or so"),
+            )
+        },
+        Vec::new(),
+    )
+    .await;
+    let hs = |secret: &[u8]| {
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims(&r.url, "mcp"),
+            &EncodingKey::from_secret(secret).unwrap(),
+        )
+        .unwrap()
+    };
+    for (token, expected) in [
+        (sign(&in_set, &claims(&r.url, "mcp")), StatusCode::OK),
+        (sign(&single, &claims(&r.url, "mcp")), StatusCode::OK),
+        (hs(b"a shared secret of 32 bytes or so"), StatusCode::OK),
+        (hs(b"another secret"), StatusCode::UNAUTHORIZED),
+        (
+            sign(&es256("stray"), &claims(&r.url, "mcp")),
+            StatusCode::UNAUTHORIZED,
+        ),
+    ] {
+        let response = post(&r, Some(&token), None, &initialize_body())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), expected, "{token}");
+    }
+}
+
 /// A 2025-03-26 batch holding a call the token may not make is refused
 /// whole, naming the scopes of that call.
 #[tokio::test]
