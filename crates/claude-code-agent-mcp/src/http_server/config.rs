@@ -145,6 +145,14 @@ impl StreamableHttpConfig {
     /// `/.well-known/oauth-protected-resource/<path>`. See
     /// [`ProtectedResource`]. Replaces [`bearer_token`](Self::bearer_token).
     pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        let url = resource.resource();
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains('#') {
+            tracing::warn!(
+                resource = url,
+                "a protected resource's URL should be the absolute http(s) URL of the MCP \
+                 endpoint, without a fragment: its metadata URL is derived from it"
+            );
+        }
         self.protected_resource = Some(resource);
         self
     }
