@@ -38,7 +38,16 @@ setupAuthServer({
   mcpServerUrl: new URL(mcpUrl),
   strictResource: true,
 });
-await new Promise((r) => setTimeout(r, 300));
+// Until it listens (its metadata answers), for at most 10 s.
+for (let tries = 0; ; tries++) {
+  try {
+    const r = await fetch(`http://127.0.0.1:${asPort}/.well-known/oauth-authorization-server`);
+    if (r.ok) break;
+  } catch (e) {
+    if (tries >= 200) throw e;
+  }
+  await new Promise((r) => setTimeout(r, 50));
+}
 
 class Provider {
   constructor() {
