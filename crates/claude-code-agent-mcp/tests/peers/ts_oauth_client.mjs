@@ -40,12 +40,11 @@ setupAuthServer({
 });
 // Until it listens (its metadata answers), for at most 10 s.
 for (let tries = 0; ; tries++) {
+  if (tries >= 200) throw new Error(`the demo authorization server does not answer on ${asPort}`);
   try {
     const r = await fetch(`http://127.0.0.1:${asPort}/.well-known/oauth-authorization-server`);
     if (r.ok) break;
-  } catch (e) {
-    if (tries >= 200) throw e;
-  }
+  } catch {}
   await new Promise((r) => setTimeout(r, 50));
 }
 
