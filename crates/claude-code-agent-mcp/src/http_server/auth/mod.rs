@@ -40,7 +40,8 @@ pub(crate) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
 /// server bounds each call with [`ProtectedResource::verify_timeout`].
 ///
 /// Built in: [`StaticToken`] and, with the feature `oauth-server`,
-/// [`JwtVerifier`] and [`IntrospectionVerifier`]. Your own (an introspection client, a session store):
+/// `JwtVerifier` and `IntrospectionVerifier`. Your own (a session store,
+/// another token format):
 ///
 /// ```
 /// use claude_code_agent_mcp::AccessToken;
