@@ -72,8 +72,8 @@ mod transport;
 pub mod types;
 
 pub use server::{
-    Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder, Session, Tool,
-    ToolContext, ToolHandler,
+    AccessToken, Handler, IntoToolResult, Json, RawResult, RequestContext, Server, ServerBuilder,
+    Session, Tool, ToolContext, ToolHandler,
 };
 pub use types::{CallToolResult, Content, LogLevel};
 
@@ -108,3 +108,8 @@ pub mod __private {
 
 /// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
 pub use schemars;
+
+/// The `jsonwebtoken` (12) whose keys and algorithms
+/// [`JwtVerifier`](http_server::JwtVerifier) takes (feature `oauth-server`).
+#[cfg(feature = "oauth-server")]
+pub use jsonwebtoken;

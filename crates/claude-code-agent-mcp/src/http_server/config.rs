@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::auth::ProtectedResource;
+
 /// The default byte budget of one session of the Streamable HTTP server
 /// (16 MiB): see [`StreamableHttpConfig::max_held_bytes`].
 pub const HTTP_MAX_HELD_BYTES: usize = 16 * 1024 * 1024;
@@ -49,6 +51,7 @@ pub struct StreamableHttpConfig {
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) check_host: bool,
     pub(crate) bearer_token: Option<String>,
+    pub(crate) protected_resource: Option<ProtectedResource>,
     pub(crate) max_body_bytes: usize,
     pub(crate) max_sessions: usize,
     pub(crate) idle_timeout: Duration,
@@ -70,6 +73,7 @@ impl Default for StreamableHttpConfig {
             allowed_origins: Vec::new(),
             check_host: true,
             bearer_token: None,
+            protected_resource: None,
             max_body_bytes: 4 * 1024 * 1024,
             max_sessions: 1024,
             idle_timeout: Duration::from_secs(30 * 60),
@@ -124,9 +128,32 @@ impl StreamableHttpConfig {
     }
 
     /// Requires `Authorization: Bearer <token>` on every request (401 with
-    /// `WWW-Authenticate` otherwise).
+    /// `WWW-Authenticate` otherwise). Ignored with a
+    /// [`protected_resource`](Self::protected_resource), whose verifier
+    /// checks tokens instead ([`StaticToken`](super::StaticToken) is this
+    /// check as a verifier).
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Serves the endpoint as an OAuth protected resource (MCP
+    /// Authorization): every request's access token is checked by the
+    /// resource's verifier, its scopes against the resource's required and
+    /// per-tool scopes, and its RFC 9728 metadata is served at
+    /// `/.well-known/oauth-protected-resource` and the path-aware
+    /// `/.well-known/oauth-protected-resource/<path>`. See
+    /// [`ProtectedResource`]. Replaces [`bearer_token`](Self::bearer_token).
+    pub fn protected_resource(mut self, resource: ProtectedResource) -> Self {
+        let url = resource.resource();
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.contains('#') {
+            tracing::warn!(
+                resource = url,
+                "a protected resource's URL should be the absolute http(s) URL of the MCP \
+                 endpoint, without a fragment: its metadata URL is derived from it"
+            );
+        }
+        self.protected_resource = Some(resource);
         self
     }
 

@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use super::auth::constant_time_eq;
 use super::config::StreamableHttpConfig;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::SUPPORTED_PROTOCOL_VERSIONS;
@@ -116,13 +117,6 @@ pub(crate) fn check_bearer(
         challenge.parse().expect("a valid header value"),
     );
     Err(response)
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The request's `MCP-Protocol-Version` (or the assumed one); 400 when we

@@ -12,12 +12,14 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::EndpointState;
+use super::auth;
 use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::sessions::HttpSession;
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
+use crate::server::AccessToken;
 use crate::server::watchdog::{self, Watch};
 use crate::server::watched;
 use crate::server::{RequestContext, ResponseStream, answer};
@@ -33,18 +35,28 @@ pub(crate) async fn endpoint(
     body: Body,
 ) -> Response {
     let config = &shared.config;
-    if let Err(refused) = guard::check_host_and_origin(&headers, config)
-        .and_then(|()| guard::check_bearer(&headers, config))
-    {
+    if let Err(refused) = guard::check_host_and_origin(&headers, config) {
         return refused;
     }
+    let access = match &config.protected_resource {
+        Some(resource) => match auth::authorize(resource, &headers).await {
+            Ok(access) => Some(access),
+            Err(refused) => return refused,
+        },
+        None => {
+            if let Err(refused) = guard::check_bearer(&headers, config) {
+                return refused;
+            }
+            None
+        }
+    };
     match method {
         Method::POST => match read_body(body, config).await {
-            Ok(body) => post(&shared, &headers, body).await,
+            Ok(body) => post(&shared, &headers, body, access).await,
             Err(refused) => refused,
         },
-        Method::GET => get(&shared, &headers),
-        Method::DELETE => delete(&shared, &headers),
+        Method::GET => get(&shared, &headers, access.as_ref()),
+        Method::DELETE => delete(&shared, &headers, access.as_ref()),
         _ => {
             let mut r = error(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -98,12 +110,21 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
+/// Who a request's access token speaks for: its subject and its client.
+fn owner(access: &AccessToken) -> (Option<String>, Option<String>) {
+    (
+        access.subject().map(str::to_owned),
+        access.client_id().map(str::to_owned),
+    )
+}
+
 /// The session a non-initialize request names: 400 without one, 404 for an
-/// unknown or ended one.
+/// unknown or ended one, or for one another token's subject opened.
 fn existing_session(
     shared: &EndpointState,
     headers: &HeaderMap,
     id: &Value,
+    access: Option<&Arc<AccessToken>>,
 ) -> Result<Arc<HttpSession>, Response> {
     let Some(sid) = session_header(headers) else {
         return Err(error(
@@ -113,17 +134,46 @@ fn existing_session(
             "Bad Request: Mcp-Session-Id header is required",
         ));
     };
-    shared.sessions.get(sid).ok_or_else(|| {
+    let not_found = || {
         error(
             StatusCode::NOT_FOUND,
             id,
             SESSION_NOT_FOUND,
             "Session not found",
         )
-    })
+    };
+    let http = shared.sessions.get(sid).ok_or_else(not_found)?;
+    match (http.owner.get(), access) {
+        (Some(opener), Some(access)) if *opener != owner(access) => {
+            tracing::debug!("a session was named with another subject's token");
+            Err(not_found())
+        }
+        _ => Ok(http),
+    }
 }
 
-async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> Response {
+/// `GET` of the protected resource's metadata (RFC 9728).
+pub(crate) async fn resource_metadata(State(shared): State<Arc<EndpointState>>) -> Response {
+    match &shared.config.protected_resource {
+        Some(resource) => auth::metadata_response(resource),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+/// `ctx` with the request's verified access token, if any.
+fn authorized(ctx: RequestContext, access: Option<&Arc<AccessToken>>) -> RequestContext {
+    match access {
+        Some(token) => ctx.with_access_token(Arc::clone(token)),
+        None => ctx,
+    }
+}
+
+async fn post(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    body: Bytes,
+    access: Option<Arc<AccessToken>>,
+) -> Response {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -165,12 +215,30 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
     };
     let kind = jsonrpc::kind(&message);
     let id = message.get("id").cloned().unwrap_or(Value::Null);
+    // A tool's own scopes (the body names the tool; at 2026-07-28 so does
+    // `Mcp-Name`, which stateless.rs checks against the body).
+    if let (Some(resource), Some(access)) = (&shared.config.protected_resource, &access)
+        && let Err(refused) = auth::check_tool_scopes(
+            resource,
+            access,
+            &message,
+            // Only a request without a session can be of the stateless revision.
+            session_header(headers)
+                .is_none()
+                .then(|| headers.get("mcp-name").and_then(|v| v.to_str().ok()))
+                .flatten(),
+        )
+    {
+        return refused;
+    }
+    let access = access.as_ref();
     if message.is_array() {
-        return batch(shared, headers, message, body.len()).await;
+        return batch(shared, headers, message, body.len(), access).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
-        let reply = answer(shared.handler.as_ref(), message, RequestContext::new()).await;
+        let ctx = authorized(RequestContext::new(), access);
+        let reply = answer(shared.handler.as_ref(), message, ctx).await;
         let reply = reply.unwrap_or_else(|| {
             jsonrpc::error_response(
                 &Value::Null,
@@ -186,19 +254,19 @@ async fn post(shared: &Arc<EndpointState>, headers: &HeaderMap, body: Bytes) -> 
         .to_owned();
 
     if session_header(headers).is_none() && stateless::is_stateless(headers, &message) {
-        return stateless::post(shared, headers, message).await;
+        return stateless::post(shared, headers, message, access).await;
     }
     if method == "initialize" && session_header(headers).is_none() {
-        return initialize(shared, message).await;
+        return initialize(shared, message, access).await;
     }
-    let http = match existing_session(shared, headers, &id) {
+    let http = match existing_session(shared, headers, &id, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
     if let Err(r) = guard::check_protocol_version(headers, &id) {
         return r;
     }
-    let ctx = RequestContext::with_session(http.session.clone());
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     if kind != Kind::Request {
         let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
@@ -271,6 +339,7 @@ async fn batch(
     headers: &HeaderMap,
     message: Value,
     bytes: usize,
+    access: Option<&Arc<AccessToken>>,
 ) -> Response {
     if session_header(headers).is_none() {
         return error(
@@ -281,14 +350,14 @@ async fn batch(
              (initialize may not be batched)",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null) {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
     if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
         return r;
     }
-    let ctx = RequestContext::with_session(http.session.clone());
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let ticket = http.hub.admit(bytes).await;
     match answer(shared.handler.as_ref(), message, ctx).await {
         None => StatusCode::ACCEPTED.into_response(),
@@ -299,7 +368,11 @@ async fn batch(
     }
 }
 
-async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
+async fn initialize(
+    shared: &Arc<EndpointState>,
+    message: Value,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let Some(http) = shared.sessions.create(&shared.config) else {
         return error(
@@ -309,7 +382,10 @@ async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
             "Too many sessions; try again later",
         );
     };
-    let ctx = RequestContext::with_session(http.session.clone());
+    if let Some(access) = access {
+        let _ = http.owner.set(owner(access));
+    }
+    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
         .unwrap_or(Value::Null);
@@ -328,7 +404,11 @@ async fn initialize(shared: &Arc<EndpointState>, message: Value) -> Response {
     }
 }
 
-fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
+fn get(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
     if !guard::accepts(headers, "text/event-stream") {
         return error(
             StatusCode::NOT_ACCEPTABLE,
@@ -337,7 +417,7 @@ fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
             "Not Acceptable: accept text/event-stream",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null) {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -357,16 +437,16 @@ fn get(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
     )
 }
 
-fn delete(shared: &Arc<EndpointState>, headers: &HeaderMap) -> Response {
-    let Some(sid) = session_header(headers) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            &Value::Null,
-            jsonrpc::INVALID_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        );
+fn delete(
+    shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
+    access: Option<&Arc<AccessToken>>,
+) -> Response {
+    let http = match existing_session(shared, headers, &Value::Null, access) {
+        Ok(s) => s,
+        Err(r) => return r,
     };
-    match shared.sessions.remove(sid) {
+    match shared.sessions.remove(&http.id) {
         Some(_) => StatusCode::OK.into_response(),
         None => error(
             StatusCode::NOT_FOUND,

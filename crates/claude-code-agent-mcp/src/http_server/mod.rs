@@ -34,6 +34,13 @@
 //! malformed body a JSON-RPC `-32700`/`-32600` error. Sessions are capped
 //! and expire when idle. See [`StreamableHttpConfig`].
 //!
+//! MCP Authorization: with a [`ProtectedResource`], every request needs an
+//! OAuth access token its [`TokenVerifier`] accepts (401 or 403 with RFC
+//! 6750 challenges otherwise), tools see the verified
+//! [`AccessToken`](crate::AccessToken), and the RFC 9728 metadata is served under
+//! `/.well-known/oauth-protected-resource`. JWTs and token introspection
+//! need the feature `oauth-server`.
+//!
 //! ```no_run
 //! use claude_code_agent_mcp::{Server, Tool};
 //! use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
@@ -58,6 +65,7 @@
 // built at most once per request, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod auth;
 mod config;
 mod conn;
 mod guard;
@@ -71,9 +79,12 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::any;
+use axum::routing::{any, get};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
+#[cfg(feature = "oauth-server")]
+pub use auth::{IntrospectionVerifier, JwtVerifier};
+pub use auth::{ProtectedResource, StaticToken, TokenVerifier, VerifyError};
 pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;
 
@@ -116,9 +127,26 @@ impl StreamableHttpService {
     }
 
     /// The endpoint as an axum router, to serve or to merge into your own.
+    /// With a [`ProtectedResource`], it also serves the resource's metadata
+    /// at `/.well-known/oauth-protected-resource` and at the path-aware
+    /// form for the endpoint's path (and for the resource URL's path, when
+    /// a proxy serves the endpoint at another).
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(&self.shared.config.path, any(handlers::endpoint))
+        let config = &self.shared.config;
+        let mut router = Router::new().route(&config.path, any(handlers::endpoint));
+        if let Some(resource) = &config.protected_resource {
+            let mut paths = vec![
+                auth::WELL_KNOWN.to_owned(),
+                format!("{}{}", auth::WELL_KNOWN, config.path.trim_end_matches('/')),
+                format!("{}{}", auth::WELL_KNOWN, resource.resource_path()),
+            ];
+            paths.sort();
+            paths.dedup();
+            for path in paths {
+                router = router.route(&path, get(handlers::resource_metadata));
+            }
+        }
+        router
             // The endpoint enforces `max_body_bytes` itself, with a deadline.
             .layer(DefaultBodyLimit::disable())
             .with_state(Arc::clone(&self.shared))

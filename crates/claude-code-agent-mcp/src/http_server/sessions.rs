@@ -34,6 +34,9 @@ pub(crate) struct HttpSession {
     serial: u64,
     /// The revision `initialize` settled on.
     pub(crate) protocol: OnceLock<String>,
+    /// Who opened it, on a protected resource: the subject and client of
+    /// its access token. Other tokens do not find it.
+    pub(crate) owner: OnceLock<(Option<String>, Option<String>)>,
 }
 
 impl HttpSession {
@@ -250,6 +253,7 @@ impl SessionTable {
             due_at: AtomicU64::new(at),
             serial: self.inner.serial.fetch_add(1, Ordering::Relaxed),
             protocol: OnceLock::new(),
+            owner: OnceLock::new(),
         });
         self.inner
             .schedule()

@@ -28,7 +28,7 @@ use crate::server::stateless::{
     HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
     validate_meta,
 };
-use crate::server::{RequestContext, ResponseStream, answer, watchdog, watched};
+use crate::server::{AccessToken, RequestContext, ResponseStream, answer, watchdog, watched};
 use crate::transport::mcp_headers;
 use crate::types::{PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS};
 
@@ -136,7 +136,12 @@ pub(crate) async fn post(
     shared: &Arc<EndpointState>,
     headers: &HeaderMap,
     message: Value,
+    access: Option<&Arc<AccessToken>>,
 ) -> Response {
+    let context = || match access {
+        Some(token) => RequestContext::new().with_access_token(Arc::clone(token)),
+        None => RequestContext::new(),
+    };
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let kind = jsonrpc::kind(&message);
 
@@ -169,7 +174,7 @@ pub(crate) async fn post(
         }
     }
     if kind != Kind::Request {
-        let _ = answer(shared.handler.as_ref(), message, RequestContext::new()).await;
+        let _ = answer(shared.handler.as_ref(), message, context()).await;
         return StatusCode::ACCEPTED.into_response();
     }
 
@@ -180,9 +185,9 @@ pub(crate) async fn post(
         dropped: AtomicBool::new(false),
     });
     let ctx = if sse {
-        RequestContext::new().with_response_stream(stream)
+        context().with_response_stream(stream)
     } else {
-        RequestContext::new()
+        context()
     };
     let handler = Arc::clone(&shared.handler);
     let watched = message.get("method").and_then(Value::as_str) == Some("tools/call")

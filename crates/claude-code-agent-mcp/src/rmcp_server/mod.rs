@@ -252,7 +252,8 @@ impl RmcpServer {
                 "a JSON-RPC message must be an object",
             ));
         };
-        let (session, stream) = ctx.into_parts();
+        let parts = ctx.into_parts();
+        let (session, stream) = (parts.session, parts.stream);
         if kind != jsonrpc::Kind::Request {
             if kind == jsonrpc::Kind::Invalid {
                 let id = map.get("id").cloned().unwrap_or(Value::Null);

@@ -138,7 +138,8 @@ fn start<'a>(
     cx: &mut Context<'_>,
 ) -> Call<'a> {
     let watch = ctx.watch.take();
-    let (session, stream) = ctx.into_parts();
+    let parts = ctx.into_parts();
+    let (session, stream) = (parts.session, parts.stream);
     let tool = &registered.tool;
     let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
     let structured = tool.output.is_some();
@@ -187,6 +188,7 @@ fn start<'a>(
         stream,
         clock: &clock,
         cancel: &mut cancel,
+        access_token: parts.access_token,
     };
     let handler = &tool.handler;
     let running = match contain::start(|| handler(arguments, ctx, structured), cx) {

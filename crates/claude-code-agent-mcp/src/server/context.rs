@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
+use super::auth::AccessToken;
 use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
 use super::session::{Session, Sink};
@@ -45,6 +46,7 @@ pub struct RequestContext {
     /// The transport's backstop for a tool call whose handler blocks its
     /// thread (see `watchdog.rs`).
     pub(crate) watch: Option<Arc<Watch>>,
+    pub(crate) access_token: Option<Arc<AccessToken>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -52,8 +54,16 @@ impl fmt::Debug for RequestContext {
         f.debug_struct("RequestContext")
             .field("session", &self.session)
             .field("stream", &self.stream.is_some())
+            .field("access_token", &self.access_token)
             .finish()
     }
+}
+
+/// What [`RequestContext::into_parts`] splits a context into.
+pub(crate) struct ContextParts {
+    pub(crate) session: Option<Session>,
+    pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    pub(crate) access_token: Option<Arc<AccessToken>>,
 }
 
 impl RequestContext {
@@ -68,6 +78,7 @@ impl RequestContext {
             session: Some(session),
             stream: None,
             watch: None,
+            access_token: None,
         }
     }
 
@@ -82,8 +93,25 @@ impl RequestContext {
         self.session.as_ref()
     }
 
-    pub(crate) fn into_parts(self) -> (Option<Session>, Option<Arc<dyn ResponseStream>>) {
-        (self.session, self.stream)
+    /// The request was made with this verified access token (the
+    /// Streamable HTTP server's protected resource sets it); tools read it
+    /// with [`ToolContext::access_token`].
+    pub fn with_access_token(mut self, token: Arc<AccessToken>) -> Self {
+        self.access_token = Some(token);
+        self
+    }
+
+    /// The verified access token the request was made with, if any.
+    pub fn access_token(&self) -> Option<&AccessToken> {
+        self.access_token.as_deref()
+    }
+
+    pub(crate) fn into_parts(self) -> ContextParts {
+        ContextParts {
+            session: self.session,
+            stream: self.stream,
+            access_token: self.access_token,
+        }
     }
 }
 
@@ -113,6 +141,7 @@ pub struct ToolContext {
     pub(crate) stream: Option<Arc<dyn ResponseStream>>,
     /// Set when the call's timeout follows its progress.
     pub(crate) clock: Option<Arc<ProgressClock>>,
+    pub(crate) access_token: Option<Arc<AccessToken>>,
 }
 
 /// What a tool call's [`ToolContext`] is made of, handed to the type-erased
@@ -129,6 +158,7 @@ pub(crate) struct CallContext<'a> {
     /// The call's cancellation: made with the context, and kept here so
     /// that the server cancels what the handler holds.
     pub(crate) cancel: &'a mut Option<Arc<Cancel>>,
+    pub(crate) access_token: Option<Arc<AccessToken>>,
 }
 
 impl CallContext<'_> {
@@ -142,6 +172,7 @@ impl CallContext<'_> {
             session: self.session.clone(),
             stream: self.stream,
             clock: self.clock.clone(),
+            access_token: self.access_token,
         }
     }
 }
@@ -245,6 +276,14 @@ impl ToolContext {
     /// The session the call arrived on, if any.
     pub fn session(&self) -> Option<&Session> {
         self.session.as_ref()
+    }
+
+    /// The verified OAuth access token the call was made with: set by the
+    /// Streamable HTTP server when it serves a protected resource
+    /// (`StreamableHttpConfig::protected_resource`), `None` otherwise. Its
+    /// subject, client, scopes and claims tell the tool who is calling.
+    pub fn access_token(&self) -> Option<&AccessToken> {
+        self.access_token.as_deref()
     }
 
     /// The capabilities the client declared (in `initialize`, or in a
@@ -403,6 +442,7 @@ impl fmt::Debug for ToolContext {
             .field("meta", &self.meta)
             .field("cancelled", &self.is_cancelled())
             .field("session", &self.session)
+            .field("access_token", &self.access_token)
             .finish()
     }
 }

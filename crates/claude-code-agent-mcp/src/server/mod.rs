@@ -74,6 +74,7 @@
 //! delay `ping` or another call. Tool calls need a Tokio runtime with the
 //! time driver (for the timeout).
 
+mod auth;
 mod builder;
 mod call;
 pub(crate) mod cap;
@@ -106,6 +107,7 @@ use serde_json::Value;
 
 /// Moved to [`crate::types`]; kept here too.
 pub use crate::types::LogLevel;
+pub use auth::AccessToken;
 pub use builder::ServerBuilder;
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};

@@ -331,7 +331,8 @@ fn outlet(ctx: RequestContext, meta: Option<&Map<String, Value>>) -> Outlet {
         .and_then(|m| m.get(LOG_LEVEL_META))
         .and_then(Value::as_str)
         .and_then(|l| l.parse().ok());
-    let (session, stream) = ctx.into_parts();
+    let parts = ctx.into_parts();
+    let (session, stream) = (parts.session, parts.stream);
     Outlet {
         stream,
         session,
@@ -346,6 +347,7 @@ pub(crate) fn request_context(
     meta: Option<&Map<String, Value>>,
 ) -> RequestContext {
     let watch = ctx.watch.clone();
+    let access_token = ctx.access_token.clone();
     let outlet = outlet(ctx, meta);
     let sink = outlet.clone();
     let session = Session::with_notifier(move |m| sink.deliver(m));
@@ -366,6 +368,7 @@ pub(crate) fn request_context(
         ctx = ctx.with_response_stream(Arc::new(FilteredStream { outlet, inner }));
     }
     ctx.watch = watch;
+    ctx.access_token = access_token;
     ctx
 }
 

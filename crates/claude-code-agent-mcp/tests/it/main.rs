@@ -52,6 +52,12 @@ mod interop_ts_client;
 mod interop_ts_server;
 mod list_changed;
 mod messages;
+#[cfg(all(feature = "oauth-client", feature = "oauth-server"))]
+mod oauth_client;
+#[cfg(feature = "oauth-server")]
+mod oauth_server;
+#[cfg(feature = "oauth-server")]
+mod oauth_ts_client;
 mod outstanding_requests;
 mod peer_conformance;
 #[cfg(feature = "http-client")]

@@ -3,7 +3,7 @@
 //! the binaries and third-party peers the tests run (`peers`, `peer_checks`),
 //! raw wire access to a served handler (`wire`), scripted HTTP servers
 //! (`fault_http`, `http_session`) and the server the TypeScript SDK client
-//! drives (`interop_server`).
+//! drives (`interop_server`); the log of a test's thread (`logs`).
 
 pub mod calc;
 #[cfg(feature = "http-client")]
@@ -12,6 +12,8 @@ pub mod fault_http;
 pub mod http_session;
 #[cfg(feature = "http-server")]
 pub mod interop_server;
+#[cfg(feature = "oauth-server")]
+pub mod logs;
 #[cfg(feature = "http-client")]
 pub mod peer_checks;
 pub mod peers;
