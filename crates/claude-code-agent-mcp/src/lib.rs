@@ -64,6 +64,8 @@ compile_error!(
 pub mod client;
 #[cfg(feature = "http-server")]
 pub mod http_server;
+#[cfg(any(feature = "oauth-client", feature = "oauth-server"))]
+mod jose;
 pub mod jsonrpc;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_server;

@@ -54,6 +54,8 @@ mod answer;
 mod api;
 #[cfg(feature = "oauth-client")]
 pub mod auth;
+#[cfg(feature = "http-client")]
+mod body;
 mod deadline;
 mod engine;
 mod error;

@@ -72,6 +72,7 @@ impl SigningKey {
             exp: now + LIFETIME_SECS,
             jti: random_id(),
         };
+        crate::jose::ensure_provider();
         jsonwebtoken::encode(&Header::new(self.algorithm), &claims, &self.key).map_err(|e| {
             Error::unauthorized("OAuth: signing the client assertion failed").with_source(e)
         })

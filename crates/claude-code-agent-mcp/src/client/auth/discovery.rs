@@ -8,7 +8,7 @@ use url::Url;
 
 use super::challenge::Challenge;
 use crate::client::Error;
-use crate::client::http::body::{BodyError, read_capped};
+use crate::client::body::{BodyError, read_capped};
 
 /// The cap on a metadata document or an OAuth answer.
 pub(crate) const MAX_DOCUMENT_BYTES: usize = 1 << 20;

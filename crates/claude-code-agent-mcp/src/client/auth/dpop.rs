@@ -50,6 +50,7 @@ impl Dpop {
             .map_err(|_| failed("generating"))?;
         let pkcs8 = pair.to_pkcs8v1().map_err(|_| failed("encoding"))?;
         let key = EncodingKey::from_ec_der(pkcs8.as_ref());
+        crate::jose::ensure_provider();
         let jwk = Jwk::from_encoding_key(&key, Algorithm::ES256)
             .map_err(|e| failed("describing").with_source(e))?;
         Ok(Self {

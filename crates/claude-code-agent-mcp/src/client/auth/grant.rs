@@ -20,7 +20,7 @@ use super::discovery::{Discovered, MAX_DOCUMENT_BYTES, body_error};
 use super::dpop::{DPOP, DPOP_NONCE, Dpop};
 use super::{AuthorizationRequest, Authorizer, ClientRegistration, IdentityAssertion, Tokens};
 use crate::client::Error;
-use crate::client::http::body::read_capped;
+use crate::client::body::read_capped;
 
 const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";

@@ -40,16 +40,19 @@
 //! [`source`](std::error::Error::source).
 //!
 //! ```no_run
-//! use claude_code_agent_mcp::client::auth::{AuthorizationResponse, OAuth};
-//! use claude_code_agent_mcp::client::{ClientOptions, HttpOptions, HttpTransport, McpClient};
+//! use claude_code_agent_mcp::client::auth::{AuthorizationRequest, AuthorizationResponse, OAuth};
+//! use claude_code_agent_mcp::client::{ClientOptions, Error, HttpOptions, HttpTransport, McpClient};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let oauth = OAuth::authorization_code("http://127.0.0.1:8976/callback", |request| async move {
+//! let authorize = |request: AuthorizationRequest| async move {
 //!     println!("Open {} and paste the address you were sent back to:", request.url());
 //!     let mut line = String::new();
-//!     std::io::stdin().read_line(&mut line)?;
+//!     std::io::stdin()
+//!         .read_line(&mut line)
+//!         .map_err(|e| Error::transport("reading stdin failed").with_source(e))?;
 //!     AuthorizationResponse::from_redirect(line.trim())
-//! })
+//! };
+//! let oauth = OAuth::authorization_code("http://127.0.0.1:8976/callback", authorize)
 //! .client_name("my-agent")
 //! .client_metadata_url("https://my-agent.example/oauth/client.json");
 //! let transport = HttpTransport::new(HttpOptions::new("https://mcp.example.com/mcp").oauth(oauth))?;

@@ -1,7 +1,6 @@
 //! The Streamable HTTP transport (feature `http-client`): [`HttpTransport`].
 
 mod authorize;
-pub(crate) mod body;
 mod get;
 mod session;
 mod sse;

@@ -12,9 +12,9 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use serde_json::Value;
 
-use super::body::{BodyError, read_capped};
 use super::sse::{SseEvent, SseParser};
 use super::{PROTOCOL_HEADER, SESSION_HEADER, Shared, header, lock, post_headers};
+use crate::client::body::{BodyError, read_capped};
 use crate::client::error::error_chain;
 use crate::client::{Error, SendOptions};
 use crate::transport::json::{self, envelope};

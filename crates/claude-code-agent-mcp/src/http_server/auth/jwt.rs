@@ -455,14 +455,7 @@ impl JwtVerifier {
     }
 
     async fn check(&self, token: &str) -> Result<AccessToken, VerifyError> {
-        if jsonwebtoken::crypto::CryptoProvider::try_get_default().is_none() {
-            return Err(VerifyError::Unavailable {
-                reason: "jsonwebtoken has no crypto provider (both or neither of its \
-                         `aws_lc_rs` and `rust_crypto` features are on)"
-                    .into(),
-                source: None,
-            });
-        }
+        crate::jose::ensure_provider();
         let header = jsonwebtoken::decode_header(token).map_err(|e| VerifyError::Invalid {
             reason: "not a JWT".into(),
             source: Some(Box::new(e)),

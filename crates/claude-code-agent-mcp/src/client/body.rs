@@ -1,4 +1,5 @@
-//! Reading a whole HTTP body under the message cap.
+//! Reading a whole HTTP body under a cap: the Streamable HTTP transport's
+//! answers, the OAuth flow's metadata and token responses.
 
 use std::fmt;
 
