@@ -54,6 +54,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "cassette")]
+pub mod cassette;
 pub mod cli;
 #[cfg(feature = "harness")]
 mod harness;
@@ -70,6 +72,11 @@ pub use harness::{Harness, HarnessError};
 pub use mock_api::{
     MockModel, MockModelBuilder, RecordedRequest, RecordedToolResult, RequestKind, Turn,
 };
+
+/// The guide in `docs/cassettes.md`, compiled so its examples stay true.
+#[cfg(all(doctest, feature = "cassette"))]
+#[doc = include_str!("../../../docs/cassettes.md")]
+mod cassettes_guide {}
 
 /// Not public API: what this workspace's own tests share with this crate.
 /// Anything here may change or go in any release.
