@@ -139,10 +139,18 @@ async fn record(
                 "{} {}: the upstream {upstream} could not be reached: {e}",
                 request.method, request.path
             );
-            return problem(shared, why, StatusCode::BAD_GATEWAY);
+            return problem(shared, why);
         }
     };
     let status = answer.status().as_u16();
+    if status == 401 {
+        // Not an answer to keep: a cassette of refusals replays nothing.
+        let why = format!(
+            "{} {}: the upstream {upstream} refused the key (HTTP 401): set ANTHROPIC_API_KEY or Cassette::api_key",
+            request.method, request.path
+        );
+        return problem(shared, why);
+    }
     let content_type = answer
         .headers()
         .get(header::CONTENT_TYPE)
@@ -155,7 +163,7 @@ async fn record(
                 "{} {}: the upstream's answer broke off: {e}",
                 request.method, request.path
             );
-            return problem(shared, why, StatusCode::BAD_GATEWAY);
+            return problem(shared, why);
         }
     };
     let response = Recorded {
@@ -203,20 +211,18 @@ fn replay(
             request.method, request.path
         ),
     };
-    problem(shared, report, StatusCode::BAD_REQUEST)
+    problem(shared, report)
 }
 
-/// Keeps `report`, prints it, and answers the CLI with an API error.
-fn problem(shared: &Shared, report: String, status: StatusCode) -> Response {
+/// Keeps `report`, prints it, and answers the CLI with an API error it
+/// does not retry (a 400: a 401 or 5xx would be tried again for minutes),
+/// so that its turn fails at once.
+fn problem(shared: &Shared, report: String) -> Response {
     eprintln!("cassette: {report}");
     let message = report.lines().next().unwrap_or_default().to_owned();
     lock(&shared.problems).push(report);
     let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("cassette: {message}")}});
-    respond(
-        status.as_u16(),
-        Some("application/json"),
-        body.to_string().into_bytes(),
-    )
+    respond(400, Some("application/json"), body.to_string().into_bytes())
 }
 
 fn respond(status: u16, content_type: Option<&str>, body: Vec<u8>) -> Response {

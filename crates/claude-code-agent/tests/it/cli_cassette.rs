@@ -226,3 +226,35 @@ async fn the_committed_cassette_replays() {
     })
     .await;
 }
+
+/// An upstream that refuses the key is not recorded: `finish` says so, and
+/// no file is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_key_records_nothing() {
+    with_timeout(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("refused.json");
+        let mock = MockModel::builder()
+            .default_reply(Turn::api_error(
+                401,
+                "authentication_error",
+                "invalid x-api-key",
+            ))
+            .start()
+            .await;
+        let cassette = recording_to(Cassette::record(&path), &mock)
+            .start()
+            .await
+            .unwrap();
+        let (_, _, answer, _) = run(&cassette, PROMPT, "Add a and b").await;
+        assert!(answer.is_none());
+        let error = cassette.finish().await.unwrap_err();
+        assert!(matches!(error, CassetteError::Upstream { .. }), "{error}");
+        assert!(
+            error.to_string().contains("refused the key (HTTP 401)"),
+            "{error}"
+        );
+        assert!(!path.exists(), "a cassette of refusals was written");
+    })
+    .await;
+}
