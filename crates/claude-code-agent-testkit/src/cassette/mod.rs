@@ -158,8 +158,9 @@ pub enum CassetteError {
 
 /// A cassette to record or replay: [`start`](Self::start) it, run the
 /// agent with its [`options`](CassetteSession::options), then
-/// [`finish`](CassetteSession::finish). See the [module docs](self).
-#[derive(Debug, Clone)]
+/// [`finish`](CassetteSession::finish). See the [module docs](self). Its
+/// `Debug` shows no key.
+#[derive(Clone)]
 pub struct Cassette {
     path: PathBuf,
     mode: RecordMode,
@@ -306,8 +307,8 @@ impl Cassette {
     }
 }
 
-/// A started [`Cassette`]: the proxy, and the CLI's environment pointed at it.
-#[derive(Debug)]
+/// A started [`Cassette`]: the proxy, and the CLI's environment pointed at
+/// it. Its `Debug` shows no key.
 pub struct CassetteSession {
     path: PathBuf,
     patterns: Vec<String>,
@@ -319,6 +320,29 @@ pub struct CassetteSession {
     cli: PathBuf,
     url: String,
     recording: bool,
+}
+
+impl std::fmt::Debug for Cassette {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cassette")
+            .field("path", &self.path)
+            .field("mode", &self.mode)
+            .field("upstream", &self.upstream)
+            .field("api_key", &self.api_key.as_ref().map(|_| REDACTED))
+            .field("redact", &self.redact)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for CassetteSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CassetteSession")
+            .field("path", &self.path)
+            .field("url", &self.url)
+            .field("recording", &self.recording)
+            .field("env", &self.env)
+            .finish_non_exhaustive()
+    }
 }
 
 impl CassetteSession {
@@ -436,6 +460,12 @@ fn redact(value: &mut Value, key: Option<&str>, patterns: &[regex_lite::Regex]) 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn debug_shows_no_key() {
+        let c = Cassette::record("x.json").api_key("sk-ant-DEBUG-KEY-1");
+        assert!(!format!("{c:?}").contains("DEBUG-KEY"), "{c:?}");
+    }
 
     #[test]
     fn the_key_and_the_patterns_are_redacted_everywhere() {

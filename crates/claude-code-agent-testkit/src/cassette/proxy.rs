@@ -26,7 +26,6 @@ const NOT_FORWARDED: &[&str] = &[
     "authorization",
 ];
 
-#[derive(Debug)]
 pub(crate) enum Active {
     Record {
         upstream: String,
@@ -39,7 +38,6 @@ pub(crate) enum Active {
     },
 }
 
-#[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) active: Active,
     pub(crate) volatile: Volatile,
