@@ -54,6 +54,8 @@ struct As {
     seen: Arc<Mutex<Seen>>,
     /// How long its access tokens last (1 s: every request refreshes).
     expires_in: u64,
+    /// Whether it issues refresh tokens.
+    refresh: bool,
 }
 
 fn now() -> u64 {
@@ -87,8 +89,12 @@ impl As {
         seen.secrets.push(access.clone());
         seen.secrets.push(refresh.clone());
         seen.refresh.insert(refresh.clone(), scope.to_owned());
-        json!({"access_token": access, "token_type": "Bearer", "expires_in": self.expires_in,
-               "refresh_token": refresh, "scope": scope})
+        let mut answer = json!({"access_token": access, "token_type": "Bearer",
+                                "expires_in": self.expires_in, "scope": scope});
+        if self.refresh {
+            answer["refresh_token"] = json!(refresh);
+        }
+        answer
     }
 }
 
@@ -195,7 +201,7 @@ async fn token(
 }
 
 /// The authorization server, and its JWKS for the verifier.
-async fn start_as(expires_in: u64) -> (As, JwkSet) {
+async fn start_as(expires_in: u64, refresh: bool) -> (As, JwkSet) {
     let pkcs8 =
         EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
             .unwrap();
@@ -207,6 +213,7 @@ async fn start_as(expires_in: u64) -> (As, JwkSet) {
         key: Arc::new(key),
         seen: Arc::default(),
         expires_in,
+        refresh,
     };
     let app = axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -228,8 +235,9 @@ async fn start_as(expires_in: u64) -> (As, JwkSet) {
 }
 
 /// Our server, protected by `a`: `whoami` needs `mcp:read` (as every
-/// request does), `write` also `mcp:write`.
-async fn start_server(a: &As, jwks: &JwkSet) -> String {
+/// request does), `write` also `mcp:write`. With `refuse_get`, a GET (the
+/// standalone stream) is refused with 401 whatever its token.
+async fn start_server(a: &As, jwks: &JwkSet, refuse_get: bool) -> String {
     let server = Server::builder("protected", "1")
         .tool(
             Tool::new(
@@ -261,10 +269,42 @@ async fn start_server(a: &As, jwks: &JwkSet) -> String {
         .tool_scopes("write", ["mcp:write"]);
     let config = StreamableHttpConfig::default().protected_resource(resource);
     let service = StreamableHttpService::new(server, config);
-    tokio::spawn(async move {
-        let _ = service.serve(listener).await;
-    });
+    if refuse_get {
+        let challenge = format!(
+            "Bearer error=\"invalid_token\", resource_metadata=\"{}\"",
+            resource_metadata(&url)
+        );
+        let app = service.router().layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let challenge = challenge.clone();
+                async move {
+                    if request.method() == axum::http::Method::GET && request.uri().path() == "/mcp"
+                    {
+                        return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)])
+                            .into_response();
+                    }
+                    next.run(request).await
+                }
+            },
+        ));
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+    } else {
+        tokio::spawn(async move {
+            let _ = service.serve(listener).await;
+        });
+    }
     url
+}
+
+/// The protected resource metadata of the endpoint `url`.
+fn resource_metadata(url: &str) -> String {
+    let (origin, path) = url
+        .rsplit_once('/')
+        .map(|(o, p)| (o.to_owned(), p.to_owned()))
+        .unwrap();
+    format!("{origin}/.well-known/oauth-protected-resource/{path}")
 }
 
 /// A person who authorizes at once: the authorization URL is fetched and
@@ -300,8 +340,8 @@ fn chain(e: &dyn std::error::Error) -> String {
 async fn the_client_authorizes_steps_up_and_refreshes_and_tells_no_secret() {
     let logs = crate::support::logs::Logs::capture();
 
-    let (a, jwks) = start_as(1).await;
-    let url = start_server(&a, &jwks).await;
+    let (a, jwks) = start_as(1, true).await;
+    let url = start_server(&a, &jwks, false).await;
     let oauth = OAuth::authorization_code("http://127.0.0.1:9/callback", authorize_at_once)
         .client_name("e2e");
     let debug_of_oauth = format!("{oauth:?}");
@@ -364,4 +404,30 @@ async fn the_client_authorizes_steps_up_and_refreshes_and_tells_no_secret() {
             );
         }
     }
+}
+
+/// A server that refuses the GET stream the token its POSTs take: the
+/// stream fails and is tried again as a broken stream is, and no one is
+/// asked to authorize again for it (with no refresh token, only a new
+/// authorization could give another token).
+#[tokio::test]
+async fn a_refused_stream_asks_no_one_again() {
+    let (a, jwks) = start_as(3600, false).await;
+    let url = start_server(&a, &jwks, true).await;
+    let oauth = OAuth::authorization_code("http://127.0.0.1:9/callback", authorize_at_once);
+    let http = HttpOptions::new(&url).oauth(oauth).max_reconnects(2);
+    let transport = HttpTransport::new(http).unwrap();
+    let client = McpClient::connect(transport, ClientOptions::new("e2e", "1"))
+        .await
+        .unwrap();
+    // The stream's attempts, a second apart.
+    tokio::time::sleep(std::time::Duration::from_millis(3500)).await;
+    let who = client.call_tool("whoami", json!({})).await.unwrap();
+    assert_eq!(who.text_content(), "user-42 mcp:read");
+    assert_eq!(
+        a.seen.lock().unwrap().asked.len(),
+        1,
+        "the person was asked again"
+    );
+    client.close().await.unwrap();
 }

@@ -174,6 +174,29 @@ impl Auth {
         self.authorize(flow, challenge, scopes).await
     }
 
+    /// A new token without asking anyone, after a 401 to `sent`: one got
+    /// meanwhile, or a refresh. Whether there is one.
+    pub(crate) async fn renew_quietly(&self, sent: Option<&str>) -> bool {
+        let mut flow = self.flow.lock().await;
+        let current = self.current();
+        if current
+            .as_ref()
+            .is_some_and(|t| Some(t.access_token.as_str()) != sent)
+        {
+            return true;
+        }
+        match current.filter(|t| t.refresh_token.is_some()) {
+            Some(t) => match self.refresh(&mut flow, &t).await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::info!(error = %e, "OAuth: refreshing the access token failed");
+                    false
+                }
+            },
+            None => false,
+        }
+    }
+
     /// The server answered 403 to a message sent with `sent`: when the
     /// challenge is `insufficient_scope`, authorize again for the scopes
     /// held and those it names.

@@ -117,23 +117,52 @@ pub(crate) struct Retries {
     nonces: u32,
 }
 
+impl Retries {
+    /// Whether to send again for a DPoP nonce challenge (at most twice).
+    #[cfg(feature = "oauth-client")]
+    fn take_nonce(&mut self, refusal: &Refusal) -> bool {
+        if !refusal.nonce {
+            return false;
+        }
+        self.nonces += 1;
+        self.nonces <= 2
+    }
+}
+
 /// Acts on `refusal`: refreshes or authorizes (401), asks for more scopes
 /// (403 `insufficient_scope`). `Ok` when the message should be sent again.
+///
+/// `quiet` (a GET stream) asks no one: a 401 is answered only by a token
+/// got meanwhile or a refresh, never by a new authorization (a server that
+/// refuses the stream a token its POSTs take would otherwise have the
+/// person asked at every reconnect), and a 403 is not stepped up; the
+/// stream then fails, and is tried again as any broken stream is.
 #[cfg(feature = "oauth-client")]
 pub(crate) async fn act(
     shared: &Shared,
     refusal: &Refusal,
     retries: &mut Retries,
+    quiet: bool,
 ) -> Result<(), Error> {
     let Some(auth) = &shared.auth else {
         unreachable!("a refusal is only made with an OAuth flow")
     };
     let sent = refusal.sent.as_deref();
-    if refusal.nonce {
-        retries.nonces += 1;
-        if retries.nonces <= 2 {
-            return Ok(()); // the next proof carries the new nonce
+    if retries.take_nonce(refusal) {
+        return Ok(()); // the next proof carries the new nonce
+    }
+    if quiet {
+        if refusal.status == 401 && !retries.authorized {
+            retries.authorized = true;
+            if auth.renew_quietly(sent).await {
+                return Ok(());
+            }
         }
+        return Err(auth.refused(
+            refusal.status,
+            &refusal.challenge,
+            "refused the GET stream's token",
+        ));
     }
     if refusal.status == 401 {
         if retries.authorized {
@@ -154,6 +183,6 @@ pub(crate) async fn act(
 }
 
 #[cfg(not(feature = "oauth-client"))]
-pub(crate) async fn act(_: &Shared, _: &Refusal, _: &mut Retries) -> Result<(), Error> {
+pub(crate) async fn act(_: &Shared, _: &Refusal, _: &mut Retries, _: bool) -> Result<(), Error> {
     unreachable!("a refusal is only made with an OAuth flow")
 }

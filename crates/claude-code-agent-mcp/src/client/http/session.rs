@@ -70,7 +70,7 @@ pub(crate) async fn post_authorized(
     let mut retries = Retries::default();
     loop {
         match stream::post_once(shared, message, options, sink).await {
-            Err(Attempt::Refused(refusal)) => act(shared, &refusal, &mut retries).await?,
+            Err(Attempt::Refused(refusal)) => act(shared, &refusal, &mut retries, false).await?,
             other => return other,
         }
     }

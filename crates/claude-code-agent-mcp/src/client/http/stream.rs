@@ -393,7 +393,7 @@ pub(crate) async fn open_get(shared: &Shared, last_event_id: Option<&str>) -> Re
             response.headers(),
             sent,
         ) {
-            Some(refusal) => super::authorize::act(shared, &refusal, &mut retries).await?,
+            Some(refusal) => super::authorize::act(shared, &refusal, &mut retries, true).await?,
             None => break response,
         }
     };

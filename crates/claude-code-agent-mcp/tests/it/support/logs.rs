@@ -1,22 +1,36 @@
 //! Every log event of the test's thread, kept, at every level: for the
 //! tests that check what is logged. Run the test on a current-thread
 //! runtime (`#[tokio::test]`) so that the tasks it spawns log here too.
+//!
+//! One subscriber serves the whole test binary, set once as the global
+//! default, with a static filter (this crate at every level, the others
+//! from warnings on); it keeps an event only on a thread that is
+//! capturing. A subscriber per test (`set_default`), or a filter asking
+//! the thread, lost events while other tests of the binary ran without:
+//! what a callsite may log is decided once, for every thread.
 
+use std::cell::RefCell;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// The log of the test's thread while it lives.
-pub struct Logs {
-    buffer: Captured,
-    _guard: tracing::subscriber::DefaultGuard,
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+
+thread_local! {
+    /// The buffer of the thread's capture, while there is one.
+    static CAPTURE: RefCell<Option<Arc<Mutex<Vec<u8>>>>> = const { RefCell::new(None) };
 }
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+/// Writes into the thread's capture (nothing when there is none).
+struct ThreadWriter;
 
-impl Write for Captured {
+impl Write for ThreadWriter {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
+        CAPTURE.with(|c| {
+            if let Some(buffer) = &*c.borrow() {
+                buffer.lock().unwrap().extend_from_slice(bytes);
+            }
+        });
         Ok(bytes.len())
     }
 
@@ -25,24 +39,60 @@ impl Write for Captured {
     }
 }
 
+fn install() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        // A static filter (what a callsite may log is then the same on every
+        // thread): this crate at every level, the others from warnings on;
+        // the writer keeps what a capturing thread writes.
+        let targets = tracing_subscriber::filter::Targets::new()
+            .with_default(tracing::Level::WARN)
+            .with_target("claude_code_agent_mcp", tracing::Level::TRACE);
+        let layer = tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(|| ThreadWriter)
+            .with_filter(targets);
+        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+            .expect("no other global subscriber in the MCP crate's tests");
+    });
+}
+
+/// The log of the test's thread while it lives.
+pub struct Logs {
+    buffer: Arc<Mutex<Vec<u8>>>,
+}
+
 impl Logs {
     /// Starts keeping the thread's log.
     pub fn capture() -> Self {
-        let buffer = Captured::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        Self {
-            buffer,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
+        install();
+        let buffer = Arc::new(Mutex::new(Vec::new()));
+        CAPTURE.with(|c| *c.borrow_mut() = Some(Arc::clone(&buffer)));
+        Self { buffer }
     }
 
     /// What was logged so far.
     pub fn text(&self) -> String {
-        String::from_utf8_lossy(&self.buffer.0.lock().unwrap()).into_owned()
+        String::from_utf8_lossy(&self.buffer.lock().unwrap()).into_owned()
+    }
+}
+
+impl Drop for Logs {
+    fn drop(&mut self) {
+        CAPTURE.with(|c| *c.borrow_mut() = None);
+    }
+}
+
+/// The crate's events at every level reach the capture of their thread.
+#[tokio::test]
+async fn logs_capture_every_level() {
+    let logs = Logs::capture();
+    tracing::error!(target: "claude_code_agent_mcp::t", "E-one");
+    tracing::warn!(target: "claude_code_agent_mcp::t", "W-one");
+    tracing::info!(target: "claude_code_agent_mcp::t", "I-one");
+    tracing::debug!(target: "claude_code_agent_mcp::t", "D-one");
+    let text = logs.text();
+    for m in ["E-one", "W-one", "I-one", "D-one"] {
+        assert!(text.contains(m), "{m}: {text}");
     }
 }
