@@ -294,6 +294,7 @@ fn the_conformance_table_is_true() {
             )
         })
         .collect();
+    #[cfg_attr(not(feature = "oauth-client"), allow(unused_mut))]
     let mut want: std::collections::BTreeMap<String, (String, String)> = SCENARIOS
         .iter()
         .map(|(s, n)| (s.to_string(), (n.to_string(), "—".to_owned())))
