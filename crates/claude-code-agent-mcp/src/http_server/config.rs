@@ -1,8 +1,10 @@
 //! [`StreamableHttpConfig`]: the endpoint, its security checks and limits.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::ProtectedResource;
+use super::store::{EventStore, SharedStore};
 
 /// The default byte budget of one session of the Streamable HTTP server
 /// (16 MiB): see [`StreamableHttpConfig::max_held_bytes`].
@@ -63,6 +65,9 @@ pub struct StreamableHttpConfig {
     pub(crate) max_held_bytes: usize,
     pub(crate) request_read_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) event_store: Option<SharedStore>,
+    pub(crate) store_timeout: Duration,
+    pub(crate) session_id_prefix: String,
 }
 
 impl Default for StreamableHttpConfig {
@@ -85,6 +90,9 @@ impl Default for StreamableHttpConfig {
             max_held_bytes: HTTP_MAX_HELD_BYTES,
             request_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
+            event_store: None,
+            store_timeout: Duration::from_secs(2),
+            session_id_prefix: String::new(),
         }
     }
 }
@@ -251,6 +259,49 @@ impl StreamableHttpConfig {
     /// their streams close and their running calls are cancelled.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// Shares sessions and SSE streams with the other replicas given the
+    /// same store, behind a load balancer (docs/deployment.md): a replica
+    /// takes over a session it never saw, and a client whose replica died
+    /// resumes its streams with `Last-Event-ID` through any other, getting
+    /// every event it missed once; a request whose replica died before
+    /// answering gets an error saying so, which the client may retry. Each
+    /// event is stored before it goes out (the cost per event is in
+    /// docs/performance.md). See [`EventStore`](super::EventStore).
+    pub fn event_store(mut self, store: impl EventStore) -> Self {
+        self.event_store = Some(SharedStore(Arc::new(store)));
+        self
+    }
+
+    /// How long a request waits for the event store (default 2 s): past
+    /// it, a request that needs the store fails with 503, and events go
+    /// out unstored.
+    pub fn store_timeout(mut self, timeout: Duration) -> Self {
+        self.store_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Starts the id of every session this service opens with `prefix`
+    /// (default: none; ids are otherwise 32 random hex digits). Give each
+    /// replica its own prefix, and a load balancer that cannot learn which
+    /// replica answered an `initialize` (nginx without the commercial
+    /// `sticky`) routes each request of a session to the replica that
+    /// opened it by its `Mcp-Session-Id` alone (docs/deployment.md).
+    ///
+    /// # Panics
+    ///
+    /// If `prefix` is longer than 64 bytes or holds anything but visible
+    /// ASCII (`!` to `~`), which is all a session id may hold.
+    pub fn session_id_prefix(mut self, prefix: impl Into<String>) -> Self {
+        let prefix = prefix.into();
+        assert!(
+            prefix.len() <= 64 && prefix.bytes().all(|b| b.is_ascii_graphic()),
+            "StreamableHttpConfig::session_id_prefix: {prefix:?} is not at most 64 visible ASCII \
+             characters (`!` to `~`), as a session id must be"
+        );
+        self.session_id_prefix = prefix;
         self
     }
 }

@@ -16,6 +16,7 @@ use super::auth;
 use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
+use super::replica;
 use super::sessions::HttpSession;
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
@@ -55,8 +56,8 @@ pub(crate) async fn endpoint(
             Ok(body) => post(&shared, &headers, body, access).await,
             Err(refused) => refused,
         },
-        Method::GET => get(&shared, &headers, access.as_ref()),
-        Method::DELETE => delete(&shared, &headers, access.as_ref()),
+        Method::GET => get(&shared, &headers, access.as_ref()).await,
+        Method::DELETE => delete(&shared, &headers, access.as_ref()).await,
         _ => {
             let mut r = error(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -118,9 +119,25 @@ fn owner(access: &AccessToken) -> (Option<String>, Option<String>) {
     )
 }
 
+/// 503: the event store failed (`what` needed it).
+fn store_failed(id: &Value, what: &str, e: &super::StoreError) -> Response {
+    tracing::warn!(error = %replica::chain(e), "MCP HTTP: {what} failed");
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        jsonrpc::INTERNAL_ERROR,
+        format!(
+            "Service Unavailable: {what} needs the event store, which failed: {}; try again",
+            replica::chain(e)
+        ),
+    )
+}
+
 /// The session a non-initialize request names: 400 without one, 404 for an
-/// unknown or ended one, or for one another token's subject opened.
-fn existing_session(
+/// unknown or ended one, or for one another token's subject opened. With an
+/// event store, a session this replica does not have is taken over from it
+/// (503 if the store fails).
+async fn existing_session(
     shared: &EndpointState,
     headers: &HeaderMap,
     id: &Value,
@@ -142,7 +159,20 @@ fn existing_session(
             "Session not found",
         )
     };
-    let http = shared.sessions.get(sid).ok_or_else(not_found)?;
+    let http = match (shared.sessions.get(sid), &shared.config.event_store) {
+        (Some(http), store) => {
+            if let Some(store) = store {
+                replica::touch(shared, store, &http);
+            }
+            http
+        }
+        (None, None) => return Err(not_found()),
+        (None, Some(store)) => match replica::adopt(shared, store, sid).await {
+            Ok(Some(http)) => http,
+            Ok(None) => return Err(not_found()),
+            Err(e) => return Err(store_failed(id, "taking the session over", &e)),
+        },
+    };
     match (http.owner.get(), access) {
         (Some(opener), Some(access)) if *opener != owner(access) => {
             tracing::debug!("a session was named with another subject's token");
@@ -259,7 +289,7 @@ async fn post(
     if method == "initialize" && session_header(headers).is_none() {
         return initialize(shared, message, access).await;
     }
-    let http = match existing_session(shared, headers, &id, access) {
+    let http = match existing_session(shared, headers, &id, access).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -271,7 +301,7 @@ async fn post(
         let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
     }
-    // Taken once the session's byte budget has room (hub.rs).
+    // Taken once the session's byte budget has room (hub/).
     let ticket = http.hub.admit(body.len()).await;
     drop(body);
     let sse = guard::accepts(headers, "text/event-stream")
@@ -294,7 +324,13 @@ async fn post(
         drop(reply);
         return json_body(StatusCode::OK, body, None);
     }
-    let (stream, rx) = http.hub.open(http.priming());
+    let (stream, rx) = match &shared.config.event_store {
+        None => http.hub.open(http.priming()),
+        Some(store) => match replica::open(shared, store, &http, Some(id.clone())).await {
+            Ok(opened) => opened,
+            Err(e) => return store_failed(&id, "a streamed answer", &e),
+        },
+    };
     let mut stream_ctx = ctx.with_response_stream(Arc::new(PostStream {
         hub: Arc::clone(&http.hub),
         stream,
@@ -350,7 +386,7 @@ async fn batch(
              (initialize may not be batched)",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null, access) {
+    let http = match existing_session(shared, headers, &Value::Null, access).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -386,6 +422,12 @@ async fn initialize(
         let _ = http.owner.set(owner(access));
     }
     let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
+    let store = shared.config.event_store.as_ref();
+    if let Some(store) = store {
+        replica::attach(&http, store, shared.config.store_timeout);
+    }
+    // Kept for a replica that takes the session over.
+    let request = store.map(|_| message.clone());
     let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
         .unwrap_or(Value::Null);
@@ -395,6 +437,12 @@ async fn initialize(
     {
         Some(version) => {
             let _ = http.protocol.set(version.to_owned());
+            if let (Some(store), Some(request)) = (store, request)
+                && let Err(e) = replica::save(shared, store, &http, request).await
+            {
+                shared.sessions.remove(&http.id);
+                return store_failed(&id, "a new session", &e);
+            }
             json_reply(StatusCode::OK, reply, Some(&http.id))
         }
         None => {
@@ -404,7 +452,7 @@ async fn initialize(
     }
 }
 
-fn get(
+async fn get(
     shared: &Arc<EndpointState>,
     headers: &HeaderMap,
     access: Option<&Arc<AccessToken>>,
@@ -417,7 +465,7 @@ fn get(
             "Not Acceptable: accept text/event-stream",
         );
     }
-    let http = match existing_session(shared, headers, &Value::Null, access) {
+    let http = match existing_session(shared, headers, &Value::Null, access).await {
         Ok(s) => s,
         Err(r) => return r,
     };
@@ -425,9 +473,15 @@ fn get(
         return r;
     }
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok());
-    let rx = match last.and_then(|id| http.hub.resume(id)) {
-        Some(rx) => rx,
-        None => http.hub.open_standalone(http.priming()),
+    let rx = match (last.and_then(|id| http.hub.resume(id)), last) {
+        (Some(rx), _) => rx,
+        (None, last) => match &shared.config.event_store {
+            None => http.hub.open_standalone(http.priming()),
+            Some(store) => match stored_stream(shared, store, &http, last).await {
+                Ok(rx) => rx,
+                Err(e) => return store_failed(&Value::Null, "a GET stream", &e),
+            },
+        },
     };
     sse_response(
         rx,
@@ -437,15 +491,44 @@ fn get(
     )
 }
 
-fn delete(
+/// With an event store: the stream `last` names, from the store (another
+/// replica served it), or a new GET stream whose opening is stored.
+async fn stored_stream(
+    shared: &EndpointState,
+    store: &Arc<dyn super::EventStore>,
+    http: &HttpSession,
+    last: Option<&str>,
+) -> Result<Rx, super::StoreError> {
+    let resumed = match last {
+        Some(last) => replica::resume(shared, store, http, last).await?,
+        None => None,
+    };
+    match resumed {
+        Some((frames, false)) => Ok(http.hub.replayed(frames, None)),
+        Some((frames, true)) => {
+            let (_, rx) = replica::open(shared, store, http, None).await?;
+            Ok(http.hub.replayed(frames, Some(rx)))
+        }
+        None => Ok(replica::open(shared, store, http, None).await?.1),
+    }
+}
+
+async fn delete(
     shared: &Arc<EndpointState>,
     headers: &HeaderMap,
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
-    let http = match existing_session(shared, headers, &Value::Null, access) {
+    let http = match existing_session(shared, headers, &Value::Null, access).await {
         Ok(s) => s,
         Err(r) => return r,
     };
+    if let Some(store) = &shared.config.event_store {
+        let timeout = shared.config.store_timeout;
+        let removing = store.remove_session(&http.id);
+        if let Err(e) = replica::bounded(timeout, "removing a session", removing).await {
+            return store_failed(&Value::Null, "ending a session", &e);
+        }
+    }
     match shared.sessions.remove(&http.id) {
         Some(_) => StatusCode::OK.into_response(),
         None => error(

@@ -71,8 +71,10 @@ mod conn;
 mod guard;
 mod handlers;
 mod hub;
+mod replica;
 mod sessions;
 mod stateless;
+mod store;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -87,6 +89,9 @@ pub use auth::{IntrospectionVerifier, JwtVerifier};
 pub use auth::{ProtectedResource, StaticToken, TokenVerifier, VerifyError};
 pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;
+#[cfg(feature = "redis")]
+pub use store::RedisEventStore;
+pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredStream, StreamWrite};
 
 use crate::server::{Handler, Server};
 use sessions::SessionTable;

@@ -37,6 +37,9 @@ pub(crate) struct HttpSession {
     /// Who opened it, on a protected resource: the subject and client of
     /// its access token. Other tokens do not find it.
     pub(crate) owner: OnceLock<(Option<String>, Option<String>)>,
+    /// When its record in the event store was last kept (µs, as
+    /// `last_seen`).
+    store_touched: AtomicU64,
 }
 
 impl HttpSession {
@@ -46,6 +49,18 @@ impl HttpSession {
 
     pub(crate) fn touch(&self) {
         self.last_seen.store(self.now(), Ordering::Relaxed);
+    }
+
+    /// Whether its record in the event store was kept more than `period`
+    /// ago (then it counts as kept now).
+    pub(crate) fn store_touch_due(&self, period: Duration) -> bool {
+        let now = self.now();
+        let last = self.store_touched.load(Ordering::Relaxed);
+        now.saturating_sub(last) > micros(period)
+            && self
+                .store_touched
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// Whether the session has been idle longer than `timeout`: no request
@@ -227,10 +242,12 @@ impl SessionTable {
     /// A new session, or `None` when the cap is reached even after
     /// reaping idle ones.
     pub(crate) fn create(&self, config: &StreamableHttpConfig) -> Option<Arc<HttpSession>> {
-        self.start_reaper();
-        if self.len() >= config.max_sessions {
-            self.inner.reap_due();
-        }
+        let http = self.build(new_session_id(&config.session_id_prefix), config);
+        self.insert(http, config)
+    }
+
+    /// A session with this id, not yet in the table ([`insert`](Self::insert)).
+    pub(crate) fn build(&self, id: String, config: &StreamableHttpConfig) -> Arc<HttpSession> {
         let hub = Arc::new(Hub::new(
             config.retry,
             config.events_per_stream,
@@ -244,8 +261,8 @@ impl SessionTable {
         let at = now
             .saturating_add(micros(self.inner.idle_timeout))
             .saturating_add(1);
-        let http = Arc::new(HttpSession {
-            id: new_session_id(),
+        Arc::new(HttpSession {
+            id,
             session,
             hub,
             last_seen: AtomicU64::new(now),
@@ -254,11 +271,34 @@ impl SessionTable {
             serial: self.inner.serial.fetch_add(1, Ordering::Relaxed),
             protocol: OnceLock::new(),
             owner: OnceLock::new(),
-        });
+            store_touched: AtomicU64::new(now),
+        })
+    }
+
+    /// Puts `http` in the table: `None` when the cap is reached even after
+    /// reaping idle ones. If a session with its id is there already (two
+    /// requests took it over from the event store at once), that one stays
+    /// and `http` ends.
+    pub(crate) fn insert(
+        &self,
+        http: Arc<HttpSession>,
+        config: &StreamableHttpConfig,
+    ) -> Option<Arc<HttpSession>> {
+        self.start_reaper();
+        if self.len() >= config.max_sessions {
+            self.inner.reap_due();
+        }
+        let at = http.due_at.load(Ordering::Relaxed);
         self.inner
             .schedule()
             .insert((at, http.serial), Arc::downgrade(&http));
         let mut map = self.inner.lock();
+        if let Some(there) = map.get(&http.id).cloned() {
+            drop(map);
+            self.inner.unschedule(&http);
+            http.end();
+            return Some(there);
+        }
         if map.len() >= config.max_sessions {
             drop(map);
             self.inner.unschedule(&http);
@@ -312,10 +352,17 @@ impl SessionTable {
 }
 
 /// 128 random bits from the operating system, as 32 hex digits.
-fn new_session_id() -> String {
+/// `prefix`, then 128 random bits in hex.
+fn new_session_id(prefix: &str) -> String {
+    use std::fmt::Write;
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source works");
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut id = String::with_capacity(prefix.len() + 32);
+    id.push_str(prefix);
+    for b in bytes {
+        let _ = write!(id, "{b:02x}");
+    }
+    id
 }
 
 #[cfg(test)]
@@ -332,6 +379,10 @@ mod tests {
         let config = StreamableHttpConfig::default().max_sessions(2);
         let a = table.create(&config).unwrap();
         let b = table.create(&config).unwrap();
+        assert_eq!(a.id.len(), 32);
+        let prefixed = StreamableHttpConfig::default().session_id_prefix("r1.");
+        let id = new_session_id(&prefixed.session_id_prefix);
+        assert!(id.starts_with("r1.") && id.len() == 35, "{id}");
         assert_ne!(a.id, b.id);
         assert_eq!(a.id.len(), 32);
         assert!(table.create(&config).is_none(), "capped");

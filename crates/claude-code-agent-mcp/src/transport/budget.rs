@@ -1,7 +1,7 @@
 //! A byte budget: what is held for one peer until it takes it, within a
 //! number of bytes. A server keeps one per client over NDJSON
 //! (`server/stdio.rs`) and per session of the Streamable HTTP server
-//! (`http_server/hub.rs`): answers serialized and not yet taken by the
+//! (`http_server/hub/`): answers serialized and not yet taken by the
 //! writer or the client's connection, notifications and requests to the
 //! client not yet sent, events kept for replay; past it, the peer's next
 //! request is taken only once it has read enough. A client keeps one per

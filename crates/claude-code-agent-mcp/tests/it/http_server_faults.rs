@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::support::http_session;
+use crate::support::wire::Events;
 use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
 use claude_code_agent_mcp::{LogLevel, Server, Tool, ToolContext};
 use claude_code_agent_testkit::tasks::Baseline;
@@ -144,58 +145,6 @@ impl Running {
         drop(self.http);
         bounded(self.task).await.unwrap();
         baseline.settled("the service").await;
-    }
-}
-
-/// One SSE event: its id and its JSON message (none for a priming event).
-#[derive(Debug)]
-struct Event {
-    id: Option<String>,
-    message: Option<Value>,
-}
-
-/// Reads SSE events off a streaming response.
-struct Events {
-    resp: reqwest::Response,
-    buf: Vec<u8>,
-}
-
-impl Events {
-    fn new(resp: reqwest::Response) -> Self {
-        assert_eq!(resp.headers()["content-type"], "text/event-stream");
-        Self {
-            resp,
-            buf: Vec::new(),
-        }
-    }
-
-    /// The next event; `None` when the response ends.
-    async fn next(&mut self) -> Option<Event> {
-        loop {
-            if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
-                let raw: Vec<u8> = self.buf.drain(..end + 2).collect();
-                let raw = String::from_utf8(raw).unwrap();
-                if raw.starts_with(':') {
-                    continue; // keep-alive comment
-                }
-                let field = |name: &str| {
-                    raw.lines()
-                        .find_map(|l| l.strip_prefix(name))
-                        .map(|v| v.trim_start().to_owned())
-                };
-                let message = field("data:")
-                    .filter(|d| !d.is_empty())
-                    .map(|d| serde_json::from_str(&d).unwrap());
-                return Some(Event {
-                    id: field("id:"),
-                    message,
-                });
-            }
-            match bounded(self.resp.chunk()).await {
-                Ok(Some(chunk)) => self.buf.extend_from_slice(&chunk),
-                Ok(None) | Err(_) => return None,
-            }
-        }
     }
 }
 

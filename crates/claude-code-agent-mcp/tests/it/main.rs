@@ -67,9 +67,13 @@ mod progress_timeout;
 mod prompts;
 mod prop_headers;
 mod proptest_handle;
+#[cfg(feature = "http-server")]
+mod replicas;
 mod resources;
 #[cfg(feature = "rmcp")]
 mod rmcp_in_process;
+#[cfg(all(feature = "redis", feature = "http-client", unix))]
+mod scale_out;
 mod serve_lines;
 mod serve_lines_admission;
 #[cfg(unix)]

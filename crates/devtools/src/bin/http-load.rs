@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! http-load --url http://127.0.0.1:PORT/mcp --pid PID --sessions 1000 \
-//!   [--conns 64] [--seconds 2] [--calls-per-session N] [--extra 1000] [--open-max-s 10]
+//!   [--conns 64] [--seconds 2] [--calls-per-session N] [--extra 1000] [--open-max-s 10] \
+//!   [--tool NAME --args JSON] [--cpu-pid LABEL=PID …]
 //! ```
 //!
 //! 1. opens `--sessions` sessions (`initialize`, then
@@ -13,7 +14,11 @@
 //!    rate at that many live sessions;
 //! 3. drives `tools/call add {a, b}` round-robin across the sessions, for
 //!    `--seconds` (after a quarter-second warm-up) or exactly
-//!    `--calls-per-session` calls each: calls/s, p50, p99;
+//!    `--calls-per-session` calls each: calls/s, p50, p99, and the messages
+//!    per call (SSE events with data, or 1 for a JSON body). `--tool` and
+//!    `--args` call another tool instead, with a progress token; `--cpu-pid`
+//!    reads the CPU time of those processes (all their threads) over the
+//!    measured calls, summed per label;
 //! 4. opens `--extra` more beside the now busy sessions: the busy open rate.
 //!
 //! Each open phase stops after `--open-max-s` (its rate counts what it
@@ -49,13 +54,17 @@ struct Opts {
     marginal: Option<usize>,
     extra: usize,
     open_max: Duration,
+    /// The tool called and its arguments (`None`: `add {a: i, b: 1}`).
+    tool: Option<(String, String)>,
+    /// Processes whose CPU time is read over the calls, by label.
+    cpu_pids: Vec<(String, u32)>,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: http-load --url http://HOST:PORT/PATH [--pid PID] [--sessions N] [--conns C] \
          [--seconds S | --calls-per-session K] [--extra M] [--open-max-s S] \
-         [--marginal W --calls-per-session K]"
+         [--marginal W --calls-per-session K] [--tool NAME --args JSON] [--cpu-pid LABEL=PID …]"
     );
     std::process::exit(2)
 }
@@ -72,7 +81,10 @@ fn opts() -> Opts {
         marginal: None,
         extra: 0,
         open_max: Duration::from_secs(10),
+        tool: None,
+        cpu_pids: Vec::new(),
     };
+    let mut arguments = String::from("{}");
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         let v = it.next().unwrap_or_else(|| usage());
@@ -92,11 +104,20 @@ fn opts() -> Opts {
             "--marginal" => o.marginal = Some(num(&v) as usize),
             "--extra" => o.extra = num(&v) as usize,
             "--open-max-s" => o.open_max = Duration::from_secs_f64(num(&v)),
+            "--tool" => o.tool = Some((v, String::new())),
+            "--args" => arguments = v,
+            "--cpu-pid" => {
+                let (label, pid) = v.split_once('=').unwrap_or_else(|| usage());
+                o.cpu_pids.push((label.to_owned(), num(pid) as u32));
+            }
             _ => usage(),
         }
     }
     if o.host.is_empty() {
         usage();
+    }
+    if let Some((_, args)) = &mut o.tool {
+        *args = arguments;
     }
     o
 }
@@ -241,6 +262,43 @@ fn message(body: &[u8]) -> Option<Value> {
         .rfind(|v| v.get("jsonrpc").is_some())
 }
 
+/// The JSON-RPC messages a body carries: 1 for JSON, the SSE events with
+/// data otherwise.
+fn messages_in(body: &[u8]) -> usize {
+    if body.first() == Some(&b'{') {
+        return 1;
+    }
+    memchr_count(body, b"\ndata: {") + usize::from(body.starts_with(b"data: {"))
+}
+
+fn memchr_count(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// CPU time (µs) of each label's processes, all threads (`schedstat`).
+fn cpu_us(pids: &[(String, u32)]) -> Vec<(String, f64)> {
+    let mut by_label: Vec<(String, f64)> = Vec::new();
+    for (label, pid) in pids {
+        let mut ns = 0u64;
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let stat =
+                    std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+                ns += stat
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+        }
+        match by_label.iter_mut().find(|(l, _)| l == label) {
+            Some((_, us)) => *us += ns as f64 / 1e3,
+            None => by_label.push((label.clone(), ns as f64 / 1e3)),
+        }
+    }
+    by_label
+}
+
 /// Opens a session on `conn`: its id and protocol revision.
 async fn open_session(conn: &mut Conn) -> Result<(String, String), String> {
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
@@ -300,26 +358,43 @@ async fn open_phase(
     Ok((opened, start.elapsed().as_secs_f64()))
 }
 
-/// Calls `add` round-robin across `sessions`: until `until`, or `total`
-/// calls. The calls made after `warmup` and their latencies (µs).
+/// What the measured calls of a call phase gave.
+struct Calls {
+    seconds: f64,
+    /// Their latencies (µs).
+    latencies: Vec<u32>,
+    /// The JSON-RPC messages their responses carried.
+    messages: usize,
+    /// CPU time (µs) by label of `Opts::cpu_pids`, over the measured calls.
+    cpu_us: Vec<(String, f64)>,
+}
+
+/// Calls the tool round-robin across `sessions`: until `until`, or `total`
+/// calls. The calls made after `warmup`.
 async fn call_phase(
+    o: &Opts,
     conns: &[Arc<Mutex<Conn>>],
     sessions: Arc<Vec<(String, String)>>,
     total: Option<usize>,
     warmup: Duration,
     until: Duration,
-) -> Result<(f64, Vec<u32>), String> {
+) -> Result<Calls, String> {
     let next = Arc::new(AtomicUsize::new(0));
     let counting = Arc::new(AtomicBool::new(warmup.is_zero()));
     let start = Instant::now();
     let measured_from = Arc::new(std::sync::Mutex::new(start));
+    let pids = Arc::new(o.cpu_pids.clone());
+    let cpu_from = Arc::new(std::sync::Mutex::new(cpu_us(&pids)));
+    let tool = Arc::new(o.tool.clone());
     let mut tasks = Vec::new();
     for conn in conns {
         let (conn, next, sessions) = (Arc::clone(conn), Arc::clone(&next), Arc::clone(&sessions));
         let (counting, measured_from) = (Arc::clone(&counting), Arc::clone(&measured_from));
+        let (pids, cpu_from, tool) = (Arc::clone(&pids), Arc::clone(&cpu_from), Arc::clone(&tool));
         tasks.push(tokio::spawn(async move {
             let mut conn = conn.lock().await;
             let mut lat = Vec::with_capacity(1 << 16);
+            let mut messages = 0;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let elapsed = start.elapsed();
@@ -328,12 +403,18 @@ async fn call_phase(
                 }
                 if !counting.load(Ordering::Relaxed) && elapsed >= warmup {
                     counting.store(true, Ordering::Relaxed);
+                    *cpu_from.lock().unwrap() = cpu_us(&pids);
                     *measured_from.lock().unwrap() = Instant::now();
                 }
                 let (id, version) = &sessions[i % sessions.len()];
-                let body = format!(
-                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{i},"b":1}}}}}}"#
-                );
+                let body = match &*tool {
+                    None => format!(
+                        r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"add","arguments":{{"a":{i},"b":1}}}}}}"#
+                    ),
+                    Some((name, args)) => format!(
+                        r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"{name}","arguments":{args},"_meta":{{"progressToken":{i}}}}}}}"#
+                    ),
+                };
                 let t = Instant::now();
                 let reply = conn.post(Some((id, version)), &body).await?;
                 let us = t.elapsed().as_micros() as u32;
@@ -351,17 +432,37 @@ async fn call_phase(
                 }
                 if counting.load(Ordering::Relaxed) {
                     lat.push(us);
+                    messages += messages_in(&reply.body);
                 }
             }
-            Ok::<Vec<u32>, String>(lat)
+            Ok::<(Vec<u32>, usize), String>((lat, messages))
         }));
     }
-    let mut all = Vec::new();
+    let mut latencies = Vec::new();
+    let mut messages = 0;
     for t in tasks {
-        all.extend(t.await.map_err(|e| e.to_string())??);
+        let (lat, n) = t.await.map_err(|e| e.to_string())??;
+        latencies.extend(lat);
+        messages += n;
     }
-    let from = *measured_from.lock().unwrap();
-    Ok((from.elapsed().as_secs_f64(), all))
+    let seconds = measured_from.lock().unwrap().elapsed().as_secs_f64();
+    let from = cpu_from.lock().unwrap().clone();
+    let cpu_us = cpu_us(&pids)
+        .into_iter()
+        .map(|(label, us)| {
+            let before = from
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map_or(0.0, |(_, b)| *b);
+            (label, us - before)
+        })
+        .collect();
+    Ok(Calls {
+        seconds,
+        latencies,
+        messages,
+        cpu_us,
+    })
 }
 
 /// `VmRSS` and `VmHWM` of `pid`, KiB.
@@ -396,7 +497,8 @@ async fn marginal(o: &Opts, conns: &[Arc<Mutex<Conn>>], warm: usize) -> Result<V
         let sessions: Sessions = Arc::default();
         let (opened, _) = open_phase(&conns[..o.conns.min(n)], &sessions, n, o.open_max).await?;
         let live: Vec<(String, String)> = sessions.lock().await.clone();
-        let (secs, lat) = call_phase(
+        let calls = call_phase(
+            o,
             conns,
             Arc::new(live),
             Some(k * opened),
@@ -404,7 +506,10 @@ async fn marginal(o: &Opts, conns: &[Arc<Mutex<Conn>>], warm: usize) -> Result<V
             Duration::MAX,
         )
         .await?;
-        Ok((opened, lat.len() as f64 / secs.max(1e-9)))
+        Ok((
+            opened,
+            calls.latencies.len() as f64 / calls.seconds.max(1e-9),
+        ))
     };
     let (rss_start, _) = rss(o.pid);
     let (warm_opened, _) = used(warm).await?;
@@ -451,8 +556,15 @@ async fn run(o: Opts) -> Result<Value, String> {
             Duration::from_secs_f64(0.25 + o.seconds),
         ),
     };
-    let (call_s, mut lat) = call_phase(&conns, Arc::new(live), total, warmup, until).await?;
+    let calls = call_phase(&o, &conns, Arc::new(live), total, warmup, until).await?;
+    let (call_s, mut lat) = (calls.seconds, calls.latencies);
     lat.sort_unstable();
+    let per_call = |x: f64| x / lat.len().max(1) as f64;
+    let cpu: serde_json::Map<String, Value> = calls
+        .cpu_us
+        .iter()
+        .map(|(label, us)| (label.clone(), json!(per_call(*us))))
+        .collect();
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (rss_calls, _) = rss(o.pid);
     let (busy_opened, busy_s) = open_phase(&conns, &extra, o.extra, o.open_max).await?;
@@ -467,6 +579,7 @@ async fn run(o: Opts) -> Result<Value, String> {
         "busy_opened": busy_opened, "busy_open_rate": rate(busy_opened, busy_s),
         "calls": lat.len(), "call_seconds": call_s, "calls_per_s": rate(lat.len(), call_s),
         "p50_us": percentile(&lat, 0.50), "p99_us": percentile(&lat, 0.99),
+        "messages_per_call": per_call(calls.messages as f64), "cpu_us_per_call": cpu,
         "rss_base_kb": rss_base, "rss_open_kb": rss_open, "rss_calls_kb": rss_calls,
         "rss_end_kb": rss_end, "hwm_kb": hwm,
         "idle_bytes_per_session": per(rss_open, opened),

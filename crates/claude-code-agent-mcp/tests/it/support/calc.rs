@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use claude_code_agent_mcp::server::ServerBuilder;
 use claude_code_agent_mcp::{Json, LogLevel, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
@@ -38,7 +39,13 @@ pub struct Size {
 /// `echo` (raw), `slow` (progress and logging), `big` (large output),
 /// `panic` (a handler that panics).
 pub fn calc_server() -> Server {
-    Server::builder("calc", "1.0.0")
+    calc_builder("calc").build()
+}
+
+/// The demo server's builder, named `name` (the replicas of the scale-out
+/// tests say which one opened a session by it).
+pub fn calc_builder(name: &str) -> ServerBuilder {
+    Server::builder(name, "1.0.0")
         .instructions("A small calculator.")
         .tool(Tool::new("add", "Add two numbers", |p: Pair| async move {
             p.a + p.b
@@ -96,5 +103,4 @@ pub fn calc_server() -> Server {
             )
             .input_schema(json!({"type":"object"})),
         )
-        .build()
 }

@@ -274,4 +274,60 @@ mod http {
             }
         }
     }
+
+    /// One SSE event: its id and its JSON message (none for a priming event).
+    #[derive(Debug)]
+    pub struct Event {
+        pub id: Option<String>,
+        pub message: Option<Value>,
+    }
+
+    /// Reads SSE events, with their ids, off a streaming response.
+    pub struct Events {
+        resp: reqwest::Response,
+        buf: Vec<u8>,
+    }
+
+    impl Events {
+        pub fn new(resp: reqwest::Response) -> Self {
+            assert_eq!(resp.headers()["content-type"], "text/event-stream");
+            Self {
+                resp,
+                buf: Vec::new(),
+            }
+        }
+
+        /// The next event; `None` when the response ends. Panics when none
+        /// comes within twice [`WAIT`].
+        pub async fn next(&mut self) -> Option<Event> {
+            loop {
+                if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
+                    let raw: Vec<u8> = self.buf.drain(..end + 2).collect();
+                    let raw = String::from_utf8(raw).unwrap();
+                    if raw.starts_with(':') {
+                        continue; // keep-alive comment
+                    }
+                    let field = |name: &str| {
+                        raw.lines()
+                            .find_map(|l| l.strip_prefix(name))
+                            .map(|v| v.trim_start().to_owned())
+                    };
+                    let message = field("data:")
+                        .filter(|d| !d.is_empty())
+                        .map(|d| serde_json::from_str(&d).unwrap());
+                    return Some(Event {
+                        id: field("id:"),
+                        message,
+                    });
+                }
+                let chunk = tokio::time::timeout(WAIT * 2, self.resp.chunk())
+                    .await
+                    .expect("an SSE event in time");
+                match chunk {
+                    Ok(Some(chunk)) => self.buf.extend_from_slice(&chunk),
+                    Ok(None) | Err(_) => return None,
+                }
+            }
+        }
+    }
 }

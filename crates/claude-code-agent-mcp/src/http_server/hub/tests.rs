@@ -1,4 +1,4 @@
-//! Tests of `hub.rs`: numbering, replay, cut-off clients, what is kept.
+//! Tests of `hub/`: numbering, replay, cut-off clients, what is kept.
 use super::*;
 use serde_json::json;
 

@@ -29,19 +29,21 @@
 //! ([`Hub::admit`]), so a client that opens streams and reads none of them
 //! makes the server wait, not grow.
 
+mod sink;
+
 use std::collections::VecDeque;
 use std::fmt::Display;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use axum::body::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::transport::budget::{Budget, Charge, Ticket};
-
-type Tx = mpsc::Sender<Bytes>;
+use crate::transport::budget::{Budget, Ticket};
+pub(crate) use sink::{Rx, frame_text};
+use sink::{Sink, charged};
 
 /// Server messages kept while no GET stream is open.
 const BACKLOG_CAP: usize = 1024;
@@ -51,64 +53,6 @@ const EVENT_OVERHEAD: usize = 32;
 /// whose connection broke as the last bytes went out.
 const DELIVERED_KEPT: usize = 2;
 
-/// The receiving end a response body reads: the stream's events, and which
-/// attachment of which stream it is (to say when it has read them all).
-pub(crate) struct Rx {
-    events: mpsc::Receiver<Bytes>,
-    /// Bytes in `events`, shared with the stream that sends into it.
-    pending: Arc<AtomicUsize>,
-    stream: u64,
-    attachment: u64,
-}
-
-impl Rx {
-    /// The next event; `None` once the stream has ended.
-    pub(crate) async fn recv(&mut self) -> Option<Bytes> {
-        let bytes = self.events.recv().await?;
-        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
-        Some(bytes)
-    }
-
-    /// The next event if one is there.
-    #[cfg(test)]
-    pub(crate) fn try_recv(&mut self) -> Option<Bytes> {
-        let bytes = self.events.try_recv().ok()?;
-        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
-        Some(bytes)
-    }
-
-    /// Whether the stream has ended and every event was read.
-    #[cfg(test)]
-    pub(crate) fn is_closed(&self) -> bool {
-        self.events.is_closed()
-    }
-}
-
-/// The sending end of a response body's channel, counting the bytes in it.
-struct Sink {
-    tx: Tx,
-    pending: Arc<AtomicUsize>,
-}
-
-impl Sink {
-    fn try_send(&self, bytes: Bytes) -> Result<(), mpsc::error::TrySendError<Bytes>> {
-        let len = bytes.len();
-        self.pending.fetch_add(len, Ordering::Relaxed);
-        self.tx.try_send(bytes).inspect_err(|_| {
-            self.pending.fetch_sub(len, Ordering::Relaxed);
-        })
-    }
-
-    /// Bytes sent and not yet read by the response body.
-    fn pending(&self) -> usize {
-        self.pending.load(Ordering::Relaxed)
-    }
-
-    fn is_closed(&self) -> bool {
-        self.tx.is_closed()
-    }
-}
-
 pub(crate) struct Hub {
     state: Mutex<State>,
     retry: Option<Duration>,
@@ -117,6 +61,19 @@ pub(crate) struct Hub {
     /// What the session's responses hold, within `held_bytes`.
     budget: Arc<Budget>,
     held_bytes: usize,
+    /// With an event store: where events go to be stored before they are
+    /// sent (`replica.rs` stores them, then calls [`Hub::forward`]).
+    replica: OnceLock<mpsc::UnboundedSender<Queued>>,
+}
+
+/// What a session replicated through an event store has to store, in order.
+pub(crate) enum Queued {
+    /// Event `seq` of a stream, sent to its client once stored.
+    Event { stream: u64, seq: u64, frame: Bytes },
+    /// The stream's request was answered ([`Hub::finish_local`] once stored).
+    End { stream: u64 },
+    /// Its client read the stream to the end: the store may forget it.
+    Forget { stream: u64 },
 }
 
 #[derive(Default)]
@@ -153,10 +110,16 @@ impl Streams {
         self.index(id).map(|i| &mut self.0[i].1)
     }
 
-    /// Adds stream `id`, newer than every stream here.
+    /// Adds stream `id` (usually newer than every stream here: it goes
+    /// last).
     fn push(&mut self, id: u64, stream: Stream) {
-        debug_assert!(self.0.back().is_none_or(|(last, _)| *last < id));
-        self.0.push_back((id, stream));
+        match self.0.back() {
+            Some((last, _)) if *last > id => {
+                let at = self.0.partition_point(|(k, _)| *k < id);
+                self.0.insert(at, (id, stream));
+            }
+            _ => self.0.push_back((id, stream)),
+        }
     }
 
     fn remove(&mut self, id: u64) -> Option<Stream> {
@@ -187,6 +150,9 @@ impl Streams {
 #[derive(Default)]
 struct Stream {
     seq: u64,
+    /// The last event handed to the client's channel (with an event store,
+    /// events wait to be stored first; without, it is `seq`).
+    forwarded: u64,
     events: VecDeque<(u64, Bytes)>,
     tx: Option<Sink>,
     /// Counts the responses attached to this stream (the last one is the
@@ -199,36 +165,6 @@ struct Stream {
     /// Finished, and its last response read it all to the end: kept only
     /// while it is among the last `DELIVERED_KEPT` such streams.
     delivered: bool,
-}
-
-/// Text charged to a budget while it lives: the owner of a [`Bytes`].
-struct Charged {
-    text: String,
-    _charge: Charge,
-}
-
-impl AsRef<[u8]> for Charged {
-    fn as_ref(&self) -> &[u8] {
-        self.text.as_bytes()
-    }
-}
-
-/// `text` as [`Bytes`], charged to `budget` (or to `ticket`, the request it
-/// answers) until its last clone is dropped.
-fn charged(budget: &Arc<Budget>, mut text: String, ticket: Option<Ticket>) -> Bytes {
-    text.shrink_to_fit();
-    let charge = match ticket {
-        Some(ticket) => ticket.answered(text.len()),
-        None => budget.charge(text.len()),
-    };
-    Bytes::from_owner(Charged {
-        text,
-        _charge: charge,
-    })
-}
-
-fn frame_text(stream: u64, seq: u64, message: &dyn Display) -> String {
-    format!("id: {stream}-{seq}\nevent: message\ndata: {message}\n\n")
 }
 
 #[cfg(test)]
@@ -282,7 +218,26 @@ impl Hub {
             replay_bytes,
             budget: Budget::new(held_bytes),
             held_bytes,
+            replica: OnceLock::new(),
         }
+    }
+
+    /// From now on, events are stored before they are sent: the receiver
+    /// gets them in order (stored by `replica.rs`, which then calls
+    /// [`forward`](Self::forward) and [`finish_local`](Self::finish_local)).
+    /// Streams are numbered from `base` (random, so that replicas that
+    /// take the session over in turn number theirs apart).
+    pub(crate) fn replicate(&self, base: u64) -> Option<mpsc::UnboundedReceiver<Queued>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.replica.set(tx).ok()?;
+        self.lock().next = base;
+        Some(rx)
+    }
+
+    fn queue(&self, item: Queued) -> bool {
+        self.replica
+            .get()
+            .is_some_and(|replica| replica.send(item).is_ok())
     }
 
     /// A response body's channel: room for the priming event and every
@@ -295,6 +250,7 @@ impl Hub {
             pending: Arc::clone(&pending),
         };
         let rx = Rx {
+            prefix: VecDeque::new(),
             events,
             pending,
             stream,
@@ -325,9 +281,20 @@ impl Hub {
     /// Opens a stream; `priming` sends the event that gives the client an id
     /// to resume from (and the `retry` delay) before anything else.
     pub(crate) fn open(&self, priming: bool) -> (u64, Rx) {
+        let id = self.next_stream();
+        (id, self.open_as(id, priming))
+    }
+
+    /// A number for a stream to open with [`open_as`](Self::open_as).
+    pub(crate) fn next_stream(&self) -> u64 {
         let mut state = self.lock();
         state.next += 1;
-        let id = state.next;
+        state.next
+    }
+
+    /// Opens stream `id` (from [`next_stream`](Self::next_stream)).
+    pub(crate) fn open_as(&self, id: u64, priming: bool) -> Rx {
+        let mut state = self.lock();
         let (tx, rx) = self.channel(id, 1);
         if priming {
             let retry = self
@@ -337,7 +304,7 @@ impl Hub {
             let _ = tx.try_send(Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")));
         }
         if state.closed {
-            return (id, rx); // tx dropped: the body ends after the priming event
+            return rx; // tx dropped: the body ends after the priming event
         }
         state.streams.push(
             id,
@@ -348,13 +315,20 @@ impl Hub {
                 ..Stream::default()
             },
         );
-        (id, rx)
+        rx
     }
 
     /// Opens the GET stream for messages not tied to a request, and sends
     /// what waited for one.
     pub(crate) fn open_standalone(&self, priming: bool) -> Rx {
         let (id, rx) = self.open(priming);
+        self.make_standalone(id);
+        rx
+    }
+
+    /// Makes stream `id` the one for messages not tied to a request, and
+    /// sends what waited for one.
+    pub(crate) fn make_standalone(&self, id: u64) {
         let backlog: Vec<Bytes> = {
             let mut state = self.lock();
             state.standalone = Some(id);
@@ -365,7 +339,6 @@ impl Hub {
             // The text is valid UTF-8: it was written by serde_json.
             self.send_text(id, &String::from_utf8_lossy(&message), None);
         }
-        rx
     }
 
     /// Sends `message` on stream `id` (kept for replay either way).
@@ -395,6 +368,36 @@ impl Hub {
         }
         state.kept += cost(&bytes);
         stream.events.push_back((stream.seq, bytes.clone()));
+        let seq = stream.seq;
+        if self.replica.get().is_none() {
+            stream.forwarded = seq;
+            self.to_client(id, stream, bytes);
+        } else {
+            self.queue(Queued::Event {
+                stream: id,
+                seq,
+                frame: bytes,
+            });
+        }
+        state.evict(self.replay_bytes);
+    }
+
+    /// Event `seq` of stream `id` is stored: it goes to the client.
+    pub(crate) fn forward(&self, id: u64, seq: u64, frame: Bytes) {
+        let mut state = self.lock();
+        let Some(stream) = state.streams.get_mut(id) else {
+            return;
+        };
+        if seq > stream.forwarded {
+            stream.forwarded = seq;
+            self.to_client(id, stream, frame);
+        }
+    }
+
+    /// Sends `bytes` into the channel of the response attached to `stream`
+    /// (`id`), if any; a client that does not keep up is cut off (it may
+    /// resume).
+    fn to_client(&self, id: u64, stream: &mut Stream, bytes: Bytes) {
         if let Some(tx) = &stream.tx {
             // Past the budget in bytes the client is not reading either
             // (an event larger than the whole budget still goes alone).
@@ -421,7 +424,6 @@ impl Hub {
                 }
             }
         }
-        state.evict(self.replay_bytes);
     }
 
     /// A message not tied to a request: on the GET stream if one is open,
@@ -470,6 +472,14 @@ impl Hub {
     /// stay kept until its response has read them all ([`Hub::delivered`]),
     /// or, if it has none attached, for a client to resume.
     pub(crate) fn finish(&self, id: u64) {
+        if !self.queue(Queued::End { stream: id }) {
+            self.finish_local(id);
+        }
+    }
+
+    /// [`finish`](Self::finish), done (with an event store: once the end
+    /// is stored).
+    pub(crate) fn finish_local(&self, id: u64) {
         let mut state = self.lock();
         let Some(stream) = state.streams.get_mut(id) else {
             return;
@@ -481,6 +491,27 @@ impl Hub {
         if stream.events.is_empty() {
             state.forget(id);
         }
+    }
+
+    /// The store refused an event or the end of stream `id`: another
+    /// replica ended it (this one was thought gone). Its response ends, and
+    /// it is forgotten.
+    pub(crate) fn taken_over(&self, id: u64) {
+        let mut state = self.lock();
+        if let Some(stream) = state.streams.get_mut(id) {
+            stream.tx = None;
+            stream.finished = true;
+        }
+        state.forget(id);
+    }
+
+    /// A response body that reads `frames` (a replay from the event store)
+    /// and ends; with `then`, it carries on with what that stream's
+    /// channel gets instead.
+    pub(crate) fn replayed(&self, frames: Vec<Bytes>, then: Option<Rx>) -> Rx {
+        let mut rx = then.unwrap_or_else(|| self.channel(0, 0).1);
+        rx.prefix = frames.into();
+        rx
     }
 
     /// The response `rx` belonged to has read its channel to the end. If
@@ -511,7 +542,10 @@ impl Hub {
                 .find(|(_, s)| s.delivered)
                 .map(|(id, _)| *id);
             match oldest {
-                Some(old) => state.forget(old),
+                Some(old) => {
+                    state.forget(old);
+                    self.queue(Queued::Forget { stream: old });
+                }
                 None => break,
             }
         }
@@ -542,7 +576,9 @@ impl Hub {
             state.delivered -= 1;
         }
         // At most `events_per_stream` are kept: the channel holds them all.
-        for (_, bytes) in s.events.iter().filter(|(n, _)| *n > seq) {
+        // Events not yet stored go out once they are (`forward`).
+        let upto = s.forwarded;
+        for (_, bytes) in s.events.iter().filter(|(n, _)| *n > seq && *n <= upto) {
             let _ = tx.try_send(bytes.clone());
         }
         s.attachment += 1;
@@ -587,5 +623,4 @@ impl Hub {
 }
 
 #[cfg(test)]
-#[path = "hub_tests.rs"]
 mod tests;

@@ -1,0 +1,312 @@
+//! Replicas sharing an [`EventStore`]: what the endpoint does with one.
+//!
+//! * A session's record is saved when `initialize` succeeds, kept while the
+//!   session is used (a touch at most every quarter of the idle timeout)
+//!   and removed by DELETE. A replica that gets a request for a session it
+//!   does not have loads the record and takes the session over: the
+//!   handler gets the client's `initialize` again (its answer unsent) and
+//!   `notifications/initialized`.
+//! * A stream's `Open` (its request id) is stored before its response
+//!   starts; each event is stored before it goes to the client, by one
+//!   writer task per session that batches what waits (one store round trip
+//!   for many events). A store that fails lets events go unstored (logged):
+//!   live clients keep getting them, only a failover loses what was not
+//!   stored.
+//! * `Last-Event-ID` naming a stream this replica does not have is served
+//!   from the store: what came after it, then, if nobody ended the stream,
+//!   an error response to its request, written as an atomic take-over (so
+//!   the dead replica's late answer is refused) — or, for a GET stream,
+//!   this replica's own GET stream.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::EndpointState;
+use super::hub::{Hub, Queued, Rx, frame_text};
+use super::sessions::HttpSession;
+use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
+use crate::server::{RequestContext, answer};
+
+/// Writes the writer task sends in one batch, at most.
+const BATCH: usize = 256;
+/// Attempts to take over a stream that its replica goes on writing.
+const TAKE_OVER_TRIES: usize = 8;
+
+/// What a replica needs to take a session over.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    protocol: String,
+    owner: Option<(Option<String>, Option<String>)>,
+    initialize: Value,
+}
+
+/// `future`, failing once `timeout` has passed.
+pub(crate) async fn bounded<T>(
+    timeout: Duration,
+    what: &str,
+    future: StoreFuture<'_, T>,
+) -> Result<T, StoreError> {
+    match tokio::time::timeout(timeout, future).await {
+        Ok(done) => done,
+        Err(_) => Err(StoreError::new(format!(
+            "the event store did not answer within {} ({what})",
+            crate::server::limits::human(timeout)
+        ))),
+    }
+}
+
+/// The message and causes of `e`, for logs and error responses.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// From now on the events of `http` are stored before they are sent.
+pub(crate) fn attach(http: &HttpSession, store: &Arc<dyn EventStore>, timeout: Duration) {
+    // Streams numbered from a random base below 2^48: replicas that take
+    // the session over in turn number theirs apart.
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("the operating system's random source works");
+    let base = u64::from_le_bytes(bytes) >> 16;
+    if let Some(queue) = http.hub.replicate(base) {
+        tokio::spawn(writer(
+            Arc::downgrade(&http.hub),
+            Arc::clone(store),
+            http.id.clone(),
+            queue,
+            timeout,
+        ));
+    }
+}
+
+/// Stores what the session's hub queues, in order, then hands it on.
+async fn writer(
+    hub: Weak<Hub>,
+    store: Arc<dyn EventStore>,
+    session: String,
+    mut queue: mpsc::UnboundedReceiver<Queued>,
+    timeout: Duration,
+) {
+    let mut batch = Vec::new();
+    while let Some(first) = queue.recv().await {
+        batch.push(first);
+        while batch.len() < BATCH {
+            match queue.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let writes: Vec<StreamWrite> = batch
+            .iter()
+            .map(|queued| match queued {
+                Queued::Event { stream, seq, frame } => StreamWrite::Event {
+                    stream: *stream,
+                    seq: *seq,
+                    frame: frame.clone(),
+                },
+                Queued::End { stream } => StreamWrite::End { stream: *stream },
+                Queued::Forget { stream } => StreamWrite::Forget { stream: *stream },
+            })
+            .collect();
+        let applied = bounded(timeout, "storing events", store.write(&session, &writes)).await;
+        drop(writes);
+        let applied = applied.unwrap_or_else(|e| {
+            tracing::warn!(
+                error = %chain(&e),
+                events = batch.len(),
+                "MCP HTTP: SSE events go out unstored (a client that fails over cannot resume them)"
+            );
+            Vec::new()
+        });
+        let Some(hub) = hub.upgrade() else {
+            return;
+        };
+        let mut applied = applied.into_iter();
+        for queued in batch.drain(..) {
+            let stored = applied.next().unwrap_or(true);
+            match queued {
+                Queued::Event { stream, seq, frame } if stored => hub.forward(stream, seq, frame),
+                Queued::End { stream } if stored => hub.finish_local(stream),
+                Queued::Event { stream, .. } | Queued::End { stream } => hub.taken_over(stream),
+                Queued::Forget { .. } => {}
+            }
+        }
+    }
+}
+
+/// Saves the record of `http`, just initialized by `initialize`.
+pub(crate) async fn save(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    http: &HttpSession,
+    initialize: Value,
+) -> Result<(), StoreError> {
+    let record = Record {
+        protocol: http.protocol.get().cloned().unwrap_or_default(),
+        owner: http.owner.get().cloned(),
+        initialize,
+    };
+    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    let config = &shared.config;
+    let saving = store.save_session(&http.id, &bytes, config.idle_timeout);
+    bounded(config.store_timeout, "saving a session", saving).await
+}
+
+/// Session `id` from the store, taken over by this replica; `None` if the
+/// store does not have it either.
+pub(crate) async fn adopt(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    id: &str,
+) -> Result<Option<Arc<HttpSession>>, StoreError> {
+    let timeout = shared.config.store_timeout;
+    let Some(bytes) = bounded(timeout, "loading a session", store.load_session(id)).await? else {
+        return Ok(None);
+    };
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
+        StoreError::new(format!(
+            "the event store's record of session {id} is not one this version wrote"
+        ))
+        .with_source(e)
+    })?;
+    let http = shared.sessions.build(id.to_owned(), &shared.config);
+    attach(&http, store, timeout);
+    let ctx = RequestContext::with_session(http.session.clone());
+    let _ = answer(shared.handler.as_ref(), record.initialize, ctx.clone()).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = answer(shared.handler.as_ref(), initialized, ctx).await;
+    let _ = http.protocol.set(record.protocol);
+    if let Some(owner) = record.owner {
+        let _ = http.owner.set(owner);
+    }
+    tracing::info!(
+        session = id,
+        "MCP HTTP: took a session over from the event store"
+    );
+    Ok(shared.sessions.insert(http, &shared.config))
+}
+
+/// Keeps the record of `http` in the store while it is used: at most one
+/// touch per quarter of the idle timeout, not waited for.
+pub(crate) fn touch(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &HttpSession) {
+    let idle = shared.config.idle_timeout;
+    if !http.store_touch_due(idle / 4) {
+        return;
+    }
+    let (store, id, timeout) = (
+        Arc::clone(store),
+        http.id.clone(),
+        shared.config.store_timeout,
+    );
+    tokio::spawn(async move {
+        if let Err(e) = bounded(timeout, "keeping a session", store.touch_session(&id, idle)).await
+        {
+            tracing::warn!(error = %chain(&e), "MCP HTTP: a session's record was not kept");
+        }
+    });
+}
+
+/// Opens a stream of `http` whose `Open` is stored first: the answer to
+/// `request`, or (`None`) the session's GET stream.
+pub(crate) async fn open(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    http: &HttpSession,
+    request: Option<Value>,
+) -> Result<(u64, Rx), StoreError> {
+    let stream = http.hub.next_stream();
+    let standalone = request.is_none();
+    let write = [StreamWrite::Open { stream, request }];
+    let timeout = shared.config.store_timeout;
+    bounded(timeout, "opening a stream", store.write(&http.id, &write)).await?;
+    let rx = http.hub.open_as(stream, http.priming());
+    if standalone {
+        http.hub.make_standalone(stream);
+    }
+    Ok((stream, rx))
+}
+
+/// A stream this replica does not have, from the store: what came after
+/// `last_event_id`, and whether this replica's GET stream carries on
+/// after it. `None` when the store does not have it either.
+pub(crate) async fn resume(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    http: &HttpSession,
+    last_event_id: &str,
+) -> Result<Option<(Vec<Bytes>, bool)>, StoreError> {
+    let Some((stream, seq)) = last_event_id
+        .trim()
+        .split_once('-')
+        .and_then(|(s, n)| Some((s.parse::<u64>().ok()?, n.parse::<u64>().ok()?)))
+    else {
+        return Ok(None);
+    };
+    let timeout = shared.config.store_timeout;
+    let read = || bounded(timeout, "reading a stream", store.read(&http.id, stream));
+    let Some(mut stored) = read().await? else {
+        return Ok(None);
+    };
+    let after = |events: Vec<(u64, Bytes)>| -> Vec<Bytes> {
+        events
+            .into_iter()
+            .filter(|(n, _)| *n > seq)
+            .map(|(_, frame)| frame)
+            .collect()
+    };
+    for _ in 0..TAKE_OVER_TRIES {
+        let Some(request) = stored.request.clone().filter(|_| !stored.ended) else {
+            // Ended: replayed as it is. A GET stream: this replica's goes on.
+            let standalone = stored.request.is_none() && !stored.ended;
+            return Ok(Some((after(stored.events), standalone)));
+        };
+        let next = stored.events.last().map_or(seq, |(n, _)| *n).max(seq) + 1;
+        let error = crate::jsonrpc::error_response(
+            &request,
+            crate::jsonrpc::ErrorObject::new(
+                crate::jsonrpc::INTERNAL_ERROR,
+                "The server replica that ran this request stopped before it answered; the \
+                 request may or may not have run: retry it if that is safe",
+            )
+            .with_data(json!({"retryable": true})),
+        );
+        let frame = Bytes::from(frame_text(stream, next, &error));
+        let take_over = [StreamWrite::TakeOver {
+            stream,
+            seq: next,
+            frame,
+        }];
+        let taken = bounded(
+            timeout,
+            "taking a stream over",
+            store.write(&http.id, &take_over),
+        )
+        .await?;
+        if taken.first() == Some(&true) {
+            tracing::warn!(
+                stream,
+                "MCP HTTP: a stream nobody ended was taken over; its request gets an error"
+            );
+        }
+        // Taken over, ended meanwhile by its own replica, or written on by
+        // it since it was read (then taken over again, after its events).
+        stored = read().await?.unwrap_or_default();
+        if stored.ended {
+            return Ok(Some((after(stored.events), false)));
+        }
+    }
+    Err(StoreError::new(format!(
+        "stream {stream} of the session is still being written by another replica"
+    )))
+}

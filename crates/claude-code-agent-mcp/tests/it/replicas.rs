@@ -1,0 +1,408 @@
+//! Replicas of one Streamable HTTP service sharing an event store, in one
+//! process (`MemoryEventStore`), reached directly (no balancer: the test is
+//! the balancer): a session opened on one is served by another; a stream
+//! cut on one resumes from another with every event it missed, once; a
+//! stream whose replica stopped ends with a retryable error, and that
+//! replica's late answer is refused; a store that does not answer fails
+//! requests with 503 on time. `scale_out.rs` does the same through HAProxy
+//! and nginx, with Redis and `kill -9`.
+
+use std::future::pending;
+use std::time::{Duration, Instant};
+
+use claude_code_agent_mcp::http_server::{
+    EventStore, MemoryEventStore, StoreFuture, StoredStream, StreamWrite, StreamableHttpConfig,
+};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::calc::calc_server;
+use crate::support::wire::{Event, Events, Http};
+
+const V: &str = "2025-11-25";
+
+async fn replica(store: &MemoryEventStore) -> Http {
+    Http::serve(
+        calc_server(),
+        StreamableHttpConfig::default().event_store(store.clone()),
+    )
+    .await
+}
+
+/// `tools/call slow` with a progress token: `steps` steps of `ms` each.
+fn slow(id: u64, steps: u32, ms: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "slow", "arguments": {"steps": steps, "ms": ms},
+        "_meta": {"progressToken": "p"}}})
+}
+
+/// GET on `http` resuming after `last` (`<stream>-<seq>`).
+async fn resume(http: &Http, sid: &str, last: &str) -> Events {
+    let r = http
+        .http
+        .get(&http.url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", sid)
+        .header("mcp-protocol-version", V)
+        .header("last-event-id", last)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    Events::new(r)
+}
+
+/// `(stream, seq)` of an event id.
+fn id_of(event: &Event) -> (u64, u64) {
+    let id = event.id.as_deref().expect("an event id");
+    let (stream, seq) = id.split_once('-').unwrap();
+    (stream.parse().unwrap(), seq.parse().unwrap())
+}
+
+fn progress(event: &Event) -> Option<f64> {
+    let m = event.message.as_ref()?;
+    (m["method"] == "notifications/progress").then(|| m["params"]["progress"].as_f64().unwrap())
+}
+
+/// Every event until the response ends.
+async fn rest(events: &mut Events) -> Vec<Event> {
+    let mut all = Vec::new();
+    while let Some(e) = events.next().await {
+        all.push(e);
+    }
+    all
+}
+
+/// Reads `events` until the progress notification `n` has come; returns the
+/// last event's id.
+async fn read_to_progress(events: &mut Events, n: f64) -> String {
+    loop {
+        let e = events.next().await.expect("the stream goes on");
+        if progress(&e) == Some(n) {
+            return e.id.unwrap();
+        }
+    }
+}
+
+/// Waits until the store has stream `stream` of `sid` ended.
+async fn ended(store: &MemoryEventStore, sid: &str, stream: u64) -> StoredStream {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let kept = store.read(sid, stream).await.unwrap();
+        if let Some(kept) = kept.filter(|k| k.ended) {
+            return kept;
+        }
+        assert!(Instant::now() < deadline, "stream {stream} never ended");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_on_one_replica_is_served_by_another_until_deleted() {
+    let store = MemoryEventStore::new();
+    let a = replica(&store).await;
+    let sid = a.initialize(V, json!({})).await;
+    drop(a); // gone: its sessions live on in the store
+    let b = replica(&store).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
+    let answer = b.exchange((&sid, V), &call).await;
+    let last = answer.last().unwrap();
+    assert_eq!(last["result"]["content"][0]["text"], "5", "{answer:?}");
+    // The session's handler took over the client's initialize: a list
+    // answers as it would have on the first replica.
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let tools = b.exchange((&sid, V), &list).await;
+    assert!(tools[0]["result"]["tools"].as_array().unwrap().len() > 3);
+
+    let r = b
+        .http
+        .delete(&b.url)
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(store.kept().0, 0, "its record is gone");
+    // Deleted from the store too: a third replica does not find it.
+    let c = replica(&store).await;
+    let r = c.post(Some((&sid, V)), &call).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    // An id nobody opened is a 404 as well, not a session.
+    let r = c.post(Some(("no-such", V)), &call).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_on_one_replica_resumes_on_another_with_every_event_once() {
+    let store = MemoryEventStore::new();
+    let (a, b) = (replica(&store).await, replica(&store).await);
+    let sid = a.initialize(V, json!({})).await;
+    let r = a
+        .post(Some((&sid, V)), &slow(7, 6, 20))
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(r);
+    let last = read_to_progress(&mut events, 2.0).await;
+    drop(events); // the connection to the first replica breaks
+    let (stream, seq) = id_of(&Event {
+        id: Some(last.clone()),
+        message: None,
+    });
+    ended(&store, &sid, stream).await; // the call finished there
+
+    let mut resumed = resume(&b, &sid, &last).await;
+    let got = rest(&mut resumed).await;
+    let seqs: Vec<u64> = got.iter().map(|e| id_of(e).1).collect();
+    let want: Vec<u64> = (seq + 1..=seq + seqs.len() as u64).collect();
+    assert_eq!(seqs, want, "every event after {last}, once, in order");
+    assert!(got.iter().all(|e| id_of(e).0 == stream));
+    let steps: Vec<f64> = got.iter().filter_map(progress).collect();
+    assert_eq!(steps, [3.0, 4.0, 5.0, 6.0]);
+    let answer = got.last().unwrap().message.as_ref().unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(
+        answer["result"]["content"][0]["text"], "done after 6 steps",
+        "{answer}"
+    );
+
+    // Asked again, the same events (nothing was taken over).
+    let again = rest(&mut resume(&b, &sid, &last).await).await;
+    assert_eq!(again.len(), got.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_replica_stopped_ends_with_a_retryable_error_and_its_late_answer_is_refused()
+{
+    let store = MemoryEventStore::new();
+    let (a, b) = (replica(&store).await, replica(&store).await);
+    let sid = a.initialize(V, json!({})).await;
+    let r = a
+        .post(Some((&sid, V)), &slow(9, 8, 100))
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(r);
+    let last = read_to_progress(&mut events, 1.0).await;
+    drop(events);
+    // The first replica stops serving; its call goes on, as on a replica
+    // cut off from its clients but not dead.
+    drop(a);
+    let (stream, seq) = id_of(&Event {
+        id: Some(last.clone()),
+        message: None,
+    });
+
+    let got = rest(&mut resume(&b, &sid, &last).await).await;
+    let seqs: Vec<u64> = got.iter().map(|e| id_of(e).1).collect();
+    let want: Vec<u64> = (seq + 1..=seq + seqs.len() as u64).collect();
+    assert_eq!(seqs, want, "what the store had, then the error: {got:?}");
+    let error = got.last().unwrap().message.as_ref().unwrap();
+    assert_eq!(error["id"], 9, "{error}");
+    assert_eq!(error["error"]["code"], -32603, "{error}");
+    assert_eq!(error["error"]["data"]["retryable"], true, "{error}");
+    let text = error["error"]["message"].as_str().unwrap();
+    assert!(text.contains("retry"), "{text}");
+    let steps: Vec<f64> = got.iter().filter_map(progress).collect();
+    let want: Vec<f64> = (2..=1 + steps.len()).map(|n| n as f64).collect();
+    assert_eq!(steps, want, "the progress the store had, in order");
+
+    // The first replica's call ends meanwhile: nothing of it after the
+    // error is kept, and a client asking again gets the same end.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let kept = ended(&store, &sid, stream).await;
+    let (last_seq, last_frame) = kept.events.last().unwrap();
+    assert_eq!(*last_seq, *seqs.last().unwrap());
+    assert!(
+        String::from_utf8_lossy(last_frame).contains("retryable"),
+        "the store ends with the error"
+    );
+    assert!(
+        !kept
+            .events
+            .iter()
+            .any(|(_, f)| String::from_utf8_lossy(f).contains("done after")),
+        "the late answer was refused"
+    );
+    let again = rest(&mut resume(&b, &sid, &last).await).await;
+    assert_eq!(again.len(), got.len(), "replayed as it is, once ended");
+}
+
+/// A store that never answers (a partitioned database).
+#[derive(Debug)]
+struct Silent;
+
+impl EventStore for Silent {
+    fn save_session<'a>(&'a self, _: &'a str, _: &'a [u8], _: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(pending())
+    }
+    fn load_session<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(pending())
+    }
+    fn touch_session<'a>(&'a self, _: &'a str, _: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(pending())
+    }
+    fn remove_session<'a>(&'a self, _: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(pending())
+    }
+    fn write<'a>(&'a self, _: &'a str, _: &'a [StreamWrite]) -> StoreFuture<'a, Vec<bool>> {
+        Box::pin(pending())
+    }
+    fn read<'a>(&'a self, _: &'a str, _: u64) -> StoreFuture<'a, Option<StoredStream>> {
+        Box::pin(pending())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_that_does_not_answer_fails_requests_with_503_on_time() {
+    let config = StreamableHttpConfig::default()
+        .event_store(Silent)
+        .store_timeout(Duration::from_millis(200));
+    let http = Http::serve(calc_server(), config).await;
+    let started = Instant::now();
+    let init = crate::support::wire::initialize_request(V, json!({}));
+    let r = http.post(None, &init).send().await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = r.json().await.unwrap();
+    let text = body["error"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("event store") && text.contains("did not answer within"),
+        "{text}"
+    );
+    // A session some other replica opened: taking it over fails the same way.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}}});
+    let started = Instant::now();
+    let r = http
+        .post(Some(("elsewhere", V)), &call)
+        .send()
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+fn event(stream: u64, seq: u64) -> StreamWrite {
+    StreamWrite::Event {
+        stream,
+        seq,
+        frame: format!("id: {stream}-{seq}\nevent: message\ndata: {{}}\n\n").into(),
+    }
+}
+
+/// What every [`EventStore`] must do, checked on `store`, made to keep 2
+/// events per stream and streams for `ttl` (`scale_out.rs` runs it on
+/// Redis).
+pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
+    let s = format!("contract-{}", std::process::id());
+    let s = s.as_str();
+    assert_eq!(store.read(s, 1).await.unwrap(), None, "nothing yet");
+    let open = StreamWrite::Open {
+        stream: 1,
+        request: Some(json!(7)),
+    };
+    let done = store
+        .write(s, &[open, event(1, 1), event(1, 2), event(1, 3)])
+        .await
+        .unwrap();
+    assert_eq!(done, [true; 4]);
+    let kept = store.read(s, 1).await.unwrap().unwrap();
+    assert_eq!(kept.request, Some(json!(7)));
+    assert!(!kept.ended);
+    let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, [2, 3], "2 events kept, the oldest went");
+
+    let take_over = |seq: u64| StreamWrite::TakeOver {
+        stream: 1,
+        seq,
+        frame: format!("id: 1-{seq}\nevent: message\ndata: {{\"error\":1}}\n\n").into(),
+    };
+    assert_eq!(
+        store.write(s, &[take_over(3)]).await.unwrap(),
+        [false],
+        "a take-over not after the last event is refused"
+    );
+    assert_eq!(store.write(s, &[take_over(4)]).await.unwrap(), [true]);
+    let refused = store
+        .write(
+            s,
+            &[event(1, 5), StreamWrite::End { stream: 1 }, take_over(6)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        refused,
+        [false, false, false],
+        "once ended, the owner's late event and end and a second take-over are refused"
+    );
+    let kept = store.read(s, 1).await.unwrap().unwrap();
+    assert!(kept.ended);
+    assert_eq!(kept.events.last().unwrap().0, 4);
+
+    // An owner's end; a GET stream (no request); forgetting.
+    let done = store
+        .write(
+            s,
+            &[
+                StreamWrite::Open {
+                    stream: 2,
+                    request: None,
+                },
+                event(2, 1),
+                StreamWrite::End { stream: 2 },
+            ],
+        )
+        .await
+        .unwrap();
+    assert_eq!(done, [true; 3]);
+    let kept = store.read(s, 2).await.unwrap().unwrap();
+    assert_eq!((kept.request, kept.ended), (None, true));
+    store
+        .write(s, &[StreamWrite::Forget { stream: 2 }])
+        .await
+        .unwrap();
+    assert_eq!(store.read(s, 2).await.unwrap(), None);
+
+    // Streams interleaved in one batch keep their own events, in order.
+    let done = store
+        .write(s, &[event(3, 1), event(4, 1), event(3, 2), event(4, 2)])
+        .await
+        .unwrap();
+    assert_eq!(done, [true; 4]);
+    for stream in [3, 4] {
+        let kept = store.read(s, stream).await.unwrap().unwrap();
+        let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+        assert_eq!(seqs, [1, 2], "stream {stream}");
+    }
+
+    // Sessions: kept, touched, removed; and expiring.
+    store.save_session(s, b"record", ttl).await.unwrap();
+    let record = store.load_session(s).await.unwrap();
+    assert_eq!(record.as_deref(), Some(&b"record"[..]));
+    store.remove_session(s).await.unwrap();
+    assert_eq!(store.load_session(s).await.unwrap(), None);
+    store.save_session(s, b"again", ttl).await.unwrap();
+    store.touch_session(s, ttl * 4).await.unwrap();
+    tokio::time::sleep(ttl * 2).await;
+    assert!(
+        store.load_session(s).await.unwrap().is_some(),
+        "a touched session is kept longer"
+    );
+    assert_eq!(store.read(s, 1).await.unwrap(), None, "streams expire");
+    tokio::time::sleep(ttl * 3).await;
+    assert_eq!(
+        store.load_session(s).await.unwrap(),
+        None,
+        "sessions expire"
+    );
+}
+
+#[tokio::test]
+async fn the_memory_store_keeps_the_contract() {
+    let ttl = Duration::from_millis(100);
+    let store = MemoryEventStore::new().events_per_stream(2).ttl(ttl);
+    the_store_contract_holds(&store, ttl).await;
+}
