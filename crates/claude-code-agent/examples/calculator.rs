@@ -6,11 +6,16 @@
 //! cargo run -p claude-code-agent --example calculator -- --stdio      # NDJSON on stdin/stdout
 //! cargo run -p claude-code-agent --features http-server --example calculator -- --http 127.0.0.1:8080
 //! cargo run -p claude-code-agent --features http-server --example calculator -- --http 127.0.0.1:8080 --max-sessions 10000
+//! cargo run -p claude-code-agent --features redis --example calculator -- --http 127.0.0.1:8081 \
+//!     --redis redis://127.0.0.1:6379 --session-prefix r1.
 //! ```
 //!
 //! (`--http` serves `http://127.0.0.1:8080/mcp`; it needs the `http-server`
 //! feature. `--max-sessions N` caps the live sessions, default 1024: the
-//! `initialize` that would open one more gets 503.)
+//! `initialize` that would open one more gets 503. `--redis URL` shares
+//! sessions and SSE streams with the other replicas given the same Redis,
+//! behind a load balancer (feature `redis`; docs/deployment.md), and
+//! `--session-prefix P` starts the ids of the sessions it opens with P.)
 //!
 //! Without arguments it sends the messages the Claude Code CLI would send
 //! (`initialize`, `notifications/initialized`, `tools/list`, then some
@@ -40,27 +45,7 @@ async fn main() -> std::io::Result<()> {
         }
         ["--stdio"] => claude_code_agent::mcp::server::serve_stdio(calc_server()).await,
         #[cfg(feature = "http-server")]
-        ["--http", addr, rest @ ..] => {
-            use claude_code_agent::mcp::http_server::{
-                StreamableHttpConfig, StreamableHttpService,
-            };
-            let mut config = StreamableHttpConfig::default();
-            match rest {
-                [] => {}
-                ["--max-sessions", n] => match n.parse::<usize>() {
-                    Ok(n) if n > 0 => config = config.max_sessions(n),
-                    _ => usage(&format!("--max-sessions wants a positive count, not {n:?}")),
-                },
-                _ => usage(&format!(
-                    "unexpected arguments after --http {addr}: {rest:?}"
-                )),
-            }
-            let listener = tokio::net::TcpListener::bind(addr).await?;
-            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
-            StreamableHttpService::new(calc_server(), config)
-                .serve(listener)
-                .await
-        }
+        ["--http", addr, rest @ ..] => serve_http(addr, rest).await,
         #[cfg(not(feature = "http-server"))]
         ["--http", ..] => {
             eprintln!(
@@ -73,9 +58,59 @@ async fn main() -> std::io::Result<()> {
     }
 }
 
+/// Serves the calculator over Streamable HTTP at `addr`, with the options
+/// that follow `--http`.
+#[cfg(feature = "http-server")]
+async fn serve_http(addr: &str, options: &[&str]) -> std::io::Result<()> {
+    use claude_code_agent::mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+    let mut config = StreamableHttpConfig::default();
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        let Some(value) = options.next() else {
+            usage(&format!("{option} wants a value"));
+        };
+        match *option {
+            "--max-sessions" => match value.parse::<usize>() {
+                Ok(n) if n > 0 => config = config.max_sessions(n),
+                _ => usage(&format!(
+                    "--max-sessions wants a positive count, not {value:?}"
+                )),
+            },
+            "--session-prefix" => {
+                if value.len() > 64 || !value.bytes().all(|b| b.is_ascii_graphic()) {
+                    usage(&format!(
+                        "--session-prefix wants at most 64 visible ASCII characters, not {value:?}"
+                    ));
+                }
+                config = config.session_id_prefix(*value);
+            }
+            #[cfg(feature = "redis")]
+            "--redis" => {
+                let store = claude_code_agent::mcp::http_server::RedisEventStore::new(value)
+                    .map_err(std::io::Error::other)?;
+                config = config.event_store(store);
+            }
+            #[cfg(not(feature = "redis"))]
+            "--redis" => usage(
+                "built without the `redis` feature; run `cargo run -p claude-code-agent \
+                 --features redis --example calculator -- --http HOST:PORT --redis URL`",
+            ),
+            _ => usage(&format!(
+                "unexpected argument after --http {addr}: {option:?}"
+            )),
+        }
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+    StreamableHttpService::new(calc_server(), config)
+        .serve(listener)
+        .await
+}
+
 fn usage(why: &str) -> ! {
     eprintln!(
-        "calculator: {why}\nusage: calculator [--stdio | --http HOST:PORT [--max-sessions N]]"
+        "calculator: {why}\nusage: calculator [--stdio | --http HOST:PORT [--max-sessions N] \
+         [--redis URL] [--session-prefix P]]"
     );
     std::process::exit(2);
 }

@@ -214,25 +214,3 @@ impl std::error::Error for StoreError {
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
-
-/// The seq of an SSE event written by this crate (`id: <stream>-<seq>`).
-pub(crate) fn frame_seq(frame: &[u8]) -> Option<u64> {
-    let line = frame.strip_prefix(b"id: ")?;
-    let end = line.iter().position(|b| *b == b'\n')?;
-    let id = std::str::from_utf8(&line[..end]).ok()?;
-    id.rsplit_once('-')?.1.parse().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_event_s_seq_is_read_from_its_id() {
-        assert_eq!(
-            frame_seq(b"id: 12-7\nevent: message\ndata: {}\n\n"),
-            Some(7)
-        );
-        assert_eq!(frame_seq(b"data: {}\n\n"), None);
-    }
-}

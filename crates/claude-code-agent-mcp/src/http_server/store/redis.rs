@@ -16,7 +16,7 @@ use axum::body::Bytes;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value;
 
-use super::{EventStore, StoreError, StoreFuture, StoredStream, StreamWrite, frame_seq};
+use super::{EventStore, StoreError, StoreFuture, StoredStream, StreamWrite};
 
 /// Applies a batch: 2 keys per write (events, hash), and per write 3
 /// arguments (kind, seq, payload) after the TTL (ms) and the cap. A run of
@@ -320,9 +320,26 @@ impl EventStore for RedisEventStore {
     }
 }
 
+/// The seq of an SSE event written by this crate (`id: <stream>-<seq>`).
+fn frame_seq(frame: &[u8]) -> Option<u64> {
+    let line = frame.strip_prefix(b"id: ")?;
+    let end = line.iter().position(|b| *b == b'\n')?;
+    let id = std::str::from_utf8(&line[..end]).ok()?;
+    id.rsplit_once('-')?.1.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_s_seq_is_read_from_its_id() {
+        assert_eq!(
+            frame_seq(b"id: 12-7\nevent: message\ndata: {}\n\n"),
+            Some(7)
+        );
+        assert_eq!(frame_seq(b"data: {}\n\n"), None);
+    }
 
     #[test]
     fn a_password_never_shows() {
