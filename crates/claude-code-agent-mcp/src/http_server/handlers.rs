@@ -119,6 +119,16 @@ fn owner(access: &AccessToken) -> (Option<String>, Option<String>) {
     )
 }
 
+/// 503: the service holds as many sessions as it may.
+fn too_many_sessions(id: &Value) -> Response {
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        jsonrpc::INTERNAL_ERROR,
+        "Too many sessions; try again later",
+    )
+}
+
 /// 503: the event store failed (`what` needed it).
 fn store_failed(id: &Value, what: &str, e: &super::StoreError) -> Response {
     tracing::warn!(error = %replica::chain(e), "MCP HTTP: {what} failed");
@@ -168,8 +178,9 @@ async fn existing_session(
         }
         (None, None) => return Err(not_found()),
         (None, Some(store)) => match replica::adopt(shared, store, sid).await {
-            Ok(Some(http)) => http,
-            Ok(None) => return Err(not_found()),
+            Ok(replica::Adopted::Session(http)) => http,
+            Ok(replica::Adopted::Unknown) => return Err(not_found()),
+            Ok(replica::Adopted::Full) => return Err(too_many_sessions(id)),
             Err(e) => return Err(store_failed(id, "taking the session over", &e)),
         },
     };
@@ -411,12 +422,7 @@ async fn initialize(
 ) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let Some(http) = shared.sessions.create(&shared.config) else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            &id,
-            jsonrpc::INTERNAL_ERROR,
-            "Too many sessions; try again later",
-        );
+        return too_many_sessions(&id);
     };
     if let Some(access) = access {
         let _ = http.owner.set(owner(access));

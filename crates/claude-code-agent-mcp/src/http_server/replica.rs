@@ -163,16 +163,25 @@ pub(crate) async fn save(
     bounded(config.store_timeout, "saving a session", saving).await
 }
 
-/// Session `id` from the store, taken over by this replica; `None` if the
-/// store does not have it either.
+/// What became of a session asked for from the store.
+pub(crate) enum Adopted {
+    /// Taken over by this replica.
+    Session(Arc<HttpSession>),
+    /// The store does not have it either.
+    Unknown,
+    /// This replica has as many sessions as it may hold.
+    Full,
+}
+
+/// Session `id` from the store, taken over by this replica.
 pub(crate) async fn adopt(
     shared: &EndpointState,
     store: &Arc<dyn EventStore>,
     id: &str,
-) -> Result<Option<Arc<HttpSession>>, StoreError> {
+) -> Result<Adopted, StoreError> {
     let timeout = shared.config.store_timeout;
     let Some(bytes) = bounded(timeout, "loading a session", store.load_session(id)).await? else {
-        return Ok(None);
+        return Ok(Adopted::Unknown);
     };
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
         StoreError::new(format!(
@@ -190,11 +199,16 @@ pub(crate) async fn adopt(
     if let Some(owner) = record.owner {
         let _ = http.owner.set(owner);
     }
-    tracing::info!(
-        session = id,
-        "MCP HTTP: took a session over from the event store"
-    );
-    Ok(shared.sessions.insert(http, &shared.config))
+    match shared.sessions.insert(http, &shared.config) {
+        Some(http) => {
+            tracing::info!(
+                session = id,
+                "MCP HTTP: took a session over from the event store"
+            );
+            Ok(Adopted::Session(http))
+        }
+        None => Ok(Adopted::Full),
+    }
 }
 
 /// Keeps the record of `http` in the store while it is used: at most one

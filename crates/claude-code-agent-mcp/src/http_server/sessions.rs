@@ -276,7 +276,7 @@ impl SessionTable {
     }
 
     /// Puts `http` in the table: `None` when the cap is reached even after
-    /// reaping idle ones. If a session with its id is there already (two
+    /// reaping idle ones (then `http` ends). If a session with its id is there already (two
     /// requests took it over from the event store at once), that one stays
     /// and `http` ends.
     pub(crate) fn insert(
@@ -302,6 +302,7 @@ impl SessionTable {
         if map.len() >= config.max_sessions {
             drop(map);
             self.inner.unschedule(&http);
+            http.end();
             return None;
         }
         map.insert(http.id.clone(), Arc::clone(&http));

@@ -132,6 +132,29 @@ async fn a_session_opened_on_one_replica_is_served_by_another_until_deleted() {
     // An id nobody opened is a 404 as well, not a session.
     let r = c.post(Some(("no-such", V)), &call).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
+
+    // A replica that holds all the sessions it may says so (503), rather
+    // than that the session does not exist.
+    let full = Http::serve(
+        calc_server(),
+        StreamableHttpConfig::default()
+            .event_store(store.clone())
+            .max_sessions(1),
+    )
+    .await;
+    full.initialize(V, json!({})).await;
+    let elsewhere = c.initialize(V, json!({})).await;
+    let r = full
+        .post(Some((&elsewhere, V)), &call)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body["error"]["message"],
+        "Too many sessions; try again later"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
