@@ -132,7 +132,7 @@ fn too_many_sessions(id: &Value) -> Response {
 /// 503: the event store failed (`what` needed it). The client is told
 /// that much; why (the store's address, its error) goes to the log only.
 fn store_failed(id: &Value, what: &str, e: &super::StoreError) -> Response {
-    tracing::warn!(error = %replica::chain(e), "MCP HTTP: {what} failed");
+    tracing::warn!(error = %auth::chain(e), "MCP HTTP: {what} failed");
     error(
         StatusCode::SERVICE_UNAVAILABLE,
         id,

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::EndpointState;
+use super::auth::chain;
 use super::hub::{Hub, Queued, Rx, frame_text};
 use super::sessions::HttpSession;
 use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
@@ -58,18 +59,6 @@ pub(crate) async fn bounded<T>(
             crate::server::limits::human(timeout)
         ))),
     }
-}
-
-/// The message and causes of `e`, for logs and error responses.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
 }
 
 /// From now on the events of `http` are stored before they are sent.

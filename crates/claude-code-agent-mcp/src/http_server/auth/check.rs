@@ -116,8 +116,8 @@ fn redact(text: &str, secret: &str) -> String {
     }
 }
 
-/// An error and its causes, one line.
-pub(super) fn chain(e: &dyn StdError) -> String {
+/// An error and its causes, one line (for logs).
+pub(crate) fn chain(e: &dyn StdError) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {

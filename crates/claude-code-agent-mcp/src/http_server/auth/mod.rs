@@ -19,9 +19,7 @@ mod check;
 mod introspection;
 #[cfg(feature = "oauth-server")]
 mod jwt;
-#[cfg(feature = "oauth-server")]
-use check::chain;
-pub(crate) use check::{authorize, check_tool_scopes, metadata_response};
+pub(crate) use check::{authorize, chain, check_tool_scopes, metadata_response};
 #[cfg(feature = "oauth-server")]
 pub use introspection::IntrospectionVerifier;
 #[cfg(feature = "oauth-server")]
