@@ -481,7 +481,7 @@ async fn get(
         (Some(rx), _) => rx,
         (None, last) => match &shared.config.event_store {
             None => http.hub.open_standalone(http.priming()),
-            Some(store) => match stored_stream(shared, store, &http, last).await {
+            Some(store) => match replica::get_stream(shared, store, &http, last).await {
                 Ok(rx) => rx,
                 Err(e) => return store_failed(&Value::Null, "a GET stream", &e),
             },
@@ -495,28 +495,6 @@ async fn get(
     )
 }
 
-/// With an event store: the stream `last` names, from the store (another
-/// replica served it), or a new GET stream whose opening is stored.
-async fn stored_stream(
-    shared: &EndpointState,
-    store: &Arc<dyn super::EventStore>,
-    http: &HttpSession,
-    last: Option<&str>,
-) -> Result<Rx, super::StoreError> {
-    let resumed = match last {
-        Some(last) => replica::resume(shared, store, http, last).await?,
-        None => None,
-    };
-    match resumed {
-        Some((frames, false)) => Ok(http.hub.replayed(frames, None)),
-        Some((frames, true)) => {
-            let (_, rx) = replica::open(shared, store, http, None).await?;
-            Ok(http.hub.replayed(frames, Some(rx)))
-        }
-        None => Ok(replica::open(shared, store, http, None).await?.1),
-    }
-}
-
 async fn delete(
     shared: &Arc<EndpointState>,
     headers: &HeaderMap,
@@ -526,12 +504,10 @@ async fn delete(
         Ok(s) => s,
         Err(r) => return r,
     };
-    if let Some(store) = &shared.config.event_store {
-        let timeout = shared.config.store_timeout;
-        let removing = store.remove_session(&http.id);
-        if let Err(e) = replica::bounded(timeout, "removing a session", removing).await {
-            return store_failed(&Value::Null, "ending a session", &e);
-        }
+    if let Some(store) = &shared.config.event_store
+        && let Err(e) = replica::remove(shared, store, &http.id).await
+    {
+        return store_failed(&Value::Null, "ending a session", &e);
     }
     match shared.sessions.remove(&http.id) {
         Some(_) => StatusCode::OK.into_response(),

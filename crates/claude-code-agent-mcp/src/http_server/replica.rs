@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 
 use super::EndpointState;
 use super::auth::chain;
-use super::hub::{Hub, Queued, Rx, frame_text};
+use super::hub::{Hub, Rx, frame_text};
 use super::sessions::HttpSession;
 use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
 use crate::server::{RequestContext, answer};
@@ -47,7 +47,7 @@ struct Record {
 }
 
 /// `future`, failing once `timeout` has passed.
-pub(crate) async fn bounded<T>(
+async fn bounded<T>(
     timeout: Duration,
     what: &str,
     future: StoreFuture<'_, T>,
@@ -84,7 +84,7 @@ async fn writer(
     hub: Weak<Hub>,
     store: Arc<dyn EventStore>,
     session: String,
-    mut queue: mpsc::UnboundedReceiver<Queued>,
+    mut queue: mpsc::UnboundedReceiver<StreamWrite>,
     timeout: Duration,
 ) {
     let mut batch = Vec::new();
@@ -96,20 +96,7 @@ async fn writer(
                 Err(_) => break,
             }
         }
-        let writes: Vec<StreamWrite> = batch
-            .iter()
-            .map(|queued| match queued {
-                Queued::Event { stream, seq, frame } => StreamWrite::Event {
-                    stream: *stream,
-                    seq: *seq,
-                    frame: frame.clone(),
-                },
-                Queued::End { stream } => StreamWrite::End { stream: *stream },
-                Queued::Forget { stream } => StreamWrite::Forget { stream: *stream },
-            })
-            .collect();
-        let applied = bounded(timeout, "storing events", store.write(&session, &writes)).await;
-        drop(writes);
+        let applied = bounded(timeout, "storing events", store.write(&session, &batch)).await;
         let applied = applied.unwrap_or_else(|e| {
             tracing::warn!(
                 error = %chain(&e),
@@ -125,10 +112,14 @@ async fn writer(
         for queued in batch.drain(..) {
             let stored = applied.next().unwrap_or(true);
             match queued {
-                Queued::Event { stream, seq, frame } if stored => hub.forward(stream, seq, frame),
-                Queued::End { stream } if stored => hub.finish_local(stream),
-                Queued::Event { stream, .. } | Queued::End { stream } => hub.taken_over(stream),
-                Queued::Forget { .. } => {}
+                StreamWrite::Event { stream, seq, frame } if stored => {
+                    hub.forward(stream, seq, frame);
+                }
+                StreamWrite::End { stream } if stored => hub.finish_local(stream),
+                StreamWrite::Event { stream, .. } | StreamWrite::End { stream } => {
+                    hub.taken_over(stream);
+                }
+                _ => {} // `Forget`; the hub queues nothing else
             }
         }
     }
@@ -200,6 +191,16 @@ pub(crate) async fn adopt(
     }
 }
 
+/// Forgets session `id` in the store (DELETE).
+pub(crate) async fn remove(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    id: &str,
+) -> Result<(), StoreError> {
+    let removing = store.remove_session(id);
+    bounded(shared.config.store_timeout, "removing a session", removing).await
+}
+
 /// Keeps the record of `http` in the store while it is used: at most one
 /// touch per quarter of the idle timeout, not waited for.
 pub(crate) fn touch(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &HttpSession) {
@@ -240,10 +241,33 @@ pub(crate) async fn open(
     Ok((stream, rx))
 }
 
+/// A GET's response when this replica does not have the stream `last`
+/// (its `Last-Event-ID`) names: that stream from the store (another replica
+/// served it), or a new GET stream whose opening is stored.
+pub(crate) async fn get_stream(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    http: &HttpSession,
+    last: Option<&str>,
+) -> Result<Rx, StoreError> {
+    let resumed = match last {
+        Some(last) => resume(shared, store, http, last).await?,
+        None => None,
+    };
+    match resumed {
+        Some((frames, false)) => Ok(http.hub.replayed(frames, None)),
+        Some((frames, true)) => {
+            let (_, rx) = open(shared, store, http, None).await?;
+            Ok(http.hub.replayed(frames, Some(rx)))
+        }
+        None => Ok(open(shared, store, http, None).await?.1),
+    }
+}
+
 /// A stream this replica does not have, from the store: what came after
 /// `last_event_id`, and whether this replica's GET stream carries on
 /// after it. `None` when the store does not have it either.
-pub(crate) async fn resume(
+async fn resume(
     shared: &EndpointState,
     store: &Arc<dyn EventStore>,
     http: &HttpSession,

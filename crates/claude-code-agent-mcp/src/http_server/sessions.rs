@@ -375,6 +375,12 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "is not at most 64 visible ASCII characters")]
+    fn a_session_id_prefix_that_no_id_may_hold_is_refused() {
+        let _ = StreamableHttpConfig::default().session_id_prefix("r 1");
+    }
+
+    #[test]
     fn ids_are_random_and_sessions_capped_and_expire() {
         let table = SessionTable::new(Duration::from_millis(20));
         let config = StreamableHttpConfig::default().max_sessions(2);

@@ -268,10 +268,10 @@ fn messages_in(body: &[u8]) -> usize {
     if body.first() == Some(&b'{') {
         return 1;
     }
-    memchr_count(body, b"\ndata: {") + usize::from(body.starts_with(b"data: {"))
+    occurrences(body, b"\ndata: {") + usize::from(body.starts_with(b"data: {"))
 }
 
-fn memchr_count(hay: &[u8], needle: &[u8]) -> usize {
+fn occurrences(hay: &[u8], needle: &[u8]) -> usize {
     hay.windows(needle.len()).filter(|w| *w == needle).count()
 }
 

@@ -30,6 +30,7 @@
 //! makes the server wait, not grow.
 
 mod sink;
+mod streams;
 
 use std::collections::VecDeque;
 use std::fmt::Display;
@@ -41,9 +42,11 @@ use axum::body::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::store::StreamWrite;
 use crate::transport::budget::{Budget, Ticket};
 pub(crate) use sink::{Rx, frame_text};
 use sink::{Sink, charged};
+use streams::{Stream, Streams};
 
 /// Server messages kept while no GET stream is open.
 const BACKLOG_CAP: usize = 1024;
@@ -63,17 +66,10 @@ pub(crate) struct Hub {
     held_bytes: usize,
     /// With an event store: where events go to be stored before they are
     /// sent (`replica.rs` stores them, then calls [`Hub::forward`]).
-    replica: OnceLock<mpsc::UnboundedSender<Queued>>,
-}
-
-/// What a session replicated through an event store has to store, in order.
-pub(crate) enum Queued {
-    /// Event `seq` of a stream, sent to its client once stored.
-    Event { stream: u64, seq: u64, frame: Bytes },
-    /// The stream's request was answered ([`Hub::finish_local`] once stored).
-    End { stream: u64 },
-    /// Its client read the stream to the end: the store may forget it.
-    Forget { stream: u64 },
+    /// What it queues: `Event` (sent to its client once stored), `End`
+    /// (the request was answered: [`Hub::finish_local`] once stored) and
+    /// `Forget` (its client read the stream to the end).
+    replica: OnceLock<mpsc::UnboundedSender<StreamWrite>>,
 }
 
 #[derive(Default)]
@@ -90,81 +86,6 @@ struct State {
     backlog: VecDeque<Bytes>,
     backlog_bytes: usize,
     closed: bool,
-}
-
-/// The streams of a session by id, oldest first: a short sorted list (ids
-/// only grow, so a new stream goes last), its buffer freed when it empties.
-#[derive(Default)]
-struct Streams(VecDeque<(u64, Stream)>);
-
-impl Streams {
-    fn index(&self, id: u64) -> Option<usize> {
-        self.0.binary_search_by_key(&id, |(k, _)| *k).ok()
-    }
-
-    fn get(&self, id: u64) -> Option<&Stream> {
-        self.index(id).map(|i| &self.0[i].1)
-    }
-
-    fn get_mut(&mut self, id: u64) -> Option<&mut Stream> {
-        self.index(id).map(|i| &mut self.0[i].1)
-    }
-
-    /// Adds stream `id` (usually newer than every stream here: it goes
-    /// last).
-    fn push(&mut self, id: u64, stream: Stream) {
-        match self.0.back() {
-            Some((last, _)) if *last > id => {
-                let at = self.0.partition_point(|(k, _)| *k < id);
-                self.0.insert(at, (id, stream));
-            }
-            _ => self.0.push_back((id, stream)),
-        }
-    }
-
-    fn remove(&mut self, id: u64) -> Option<Stream> {
-        let stream = self
-            .index(id)
-            .and_then(|i| self.0.remove(i))
-            .map(|(_, s)| s);
-        if self.0.is_empty() {
-            self.0 = VecDeque::new();
-        }
-        stream
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &(u64, Stream)> {
-        self.0.iter()
-    }
-
-    fn iter_mut(&mut self) -> impl Iterator<Item = &mut (u64, Stream)> {
-        self.0.iter_mut()
-    }
-}
-
-#[derive(Default)]
-struct Stream {
-    seq: u64,
-    /// The last event handed to the client's channel (with an event store,
-    /// events wait to be stored first; without, it is `seq`).
-    forwarded: u64,
-    events: VecDeque<(u64, Bytes)>,
-    tx: Option<Sink>,
-    /// Counts the responses attached to this stream (the last one is the
-    /// one that matters).
-    attachment: u64,
-    /// The attached response has had every event since its client's
-    /// starting point (none was cut off).
-    whole: bool,
-    finished: bool,
-    /// Finished, and its last response read it all to the end: kept only
-    /// while it is among the last `DELIVERED_KEPT` such streams.
-    delivered: bool,
 }
 
 #[cfg(test)]
@@ -227,14 +148,14 @@ impl Hub {
     /// [`forward`](Self::forward) and [`finish_local`](Self::finish_local)).
     /// Streams are numbered from `base` (random, so that replicas that
     /// take the session over in turn number theirs apart).
-    pub(crate) fn replicate(&self, base: u64) -> Option<mpsc::UnboundedReceiver<Queued>> {
+    pub(crate) fn replicate(&self, base: u64) -> Option<mpsc::UnboundedReceiver<StreamWrite>> {
         let (tx, rx) = mpsc::unbounded_channel();
         self.replica.set(tx).ok()?;
         self.lock().next = base;
         Some(rx)
     }
 
-    fn queue(&self, item: Queued) -> bool {
+    fn queue(&self, item: StreamWrite) -> bool {
         self.replica
             .get()
             .is_some_and(|replica| replica.send(item).is_ok())
@@ -373,7 +294,7 @@ impl Hub {
             stream.forwarded = seq;
             self.to_client(id, stream, bytes);
         } else {
-            self.queue(Queued::Event {
+            self.queue(StreamWrite::Event {
                 stream: id,
                 seq,
                 frame: bytes,
@@ -472,7 +393,7 @@ impl Hub {
     /// stay kept until its response has read them all ([`Hub::delivered`]),
     /// or, if it has none attached, for a client to resume.
     pub(crate) fn finish(&self, id: u64) {
-        if !self.queue(Queued::End { stream: id }) {
+        if !self.queue(StreamWrite::End { stream: id }) {
             self.finish_local(id);
         }
     }
@@ -544,7 +465,7 @@ impl Hub {
             match oldest {
                 Some(old) => {
                     state.forget(old);
-                    self.queue(Queued::Forget { stream: old });
+                    self.queue(StreamWrite::Forget { stream: old });
                 }
                 None => break,
             }

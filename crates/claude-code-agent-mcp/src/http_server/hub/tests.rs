@@ -150,7 +150,7 @@ fn a_session_with_nothing_kept_holds_no_stream_buffer() {
     hub.finish(id); // no event: forgotten at once
     let state = hub.lock();
     assert_eq!(state.streams.len(), 0);
-    assert_eq!(state.streams.0.capacity(), 0, "the list's buffer is freed");
+    assert_eq!(state.streams.capacity(), 0, "the list's buffer is freed");
 }
 
 #[test]

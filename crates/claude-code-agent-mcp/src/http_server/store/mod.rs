@@ -109,6 +109,10 @@ impl std::ops::Deref for SharedStore {
 }
 
 /// One change to a stream of a session (see [`EventStore::write`]).
+///
+/// More kinds may come: an implementation matches them with a wildcard arm
+/// that fails the write with a [`StoreError`], so that a store written for
+/// this version refuses a kind it does not know rather than ignoring it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum StreamWrite {
