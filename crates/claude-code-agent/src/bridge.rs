@@ -382,7 +382,11 @@ impl Outbox {
 }
 
 /// Writes the servers' messages to the CLI until the session closes.
-pub(crate) async fn pump(mut outbox: OutboxReader, writer: LineWriter, closed: CancellationToken) {
+pub(crate) async fn pump<W: tokio::io::AsyncWrite + Unpin>(
+    mut outbox: OutboxReader,
+    writer: LineWriter<W>,
+    closed: CancellationToken,
+) {
     let mut n = 0u64;
     loop {
         let next = tokio::select! {
@@ -504,6 +508,41 @@ mod tests {
         reader.budget.release(size);
         outbox.push("calc", note());
         assert_eq!(outbox.dropped(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_notification_larger_than_the_outbox_goes_alone_and_the_outbox_recovers() {
+        use tokio::io::AsyncBufReadExt;
+        const LIMIT: usize = 64 * 1024;
+        let (outbox, reader) = Outbox::new(LIMIT);
+        let (ours, cli) = tokio::io::duplex(4096);
+        let closed = CancellationToken::new();
+        let pumping = tokio::spawn(pump(reader, LineWriter::new(ours), closed.clone()));
+        let note = |chars: usize| {
+            json!({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"data": "x".repeat(chars)}})
+        };
+        let mut lines = tokio::io::BufReader::new(cli).lines();
+        for round in 0..3 {
+            // Twice the outbox, with nothing else waiting: it goes.
+            outbox.push("calc", note(2 * LIMIT));
+            // The CLI reads it; the small ones after it go too.
+            let line = lines.next_line().await.unwrap().unwrap();
+            assert!(line.len() > 2 * LIMIT, "round {round}");
+            for _ in 0..3 {
+                outbox.push("calc", note(100));
+                let line = lines.next_line().await.unwrap().unwrap();
+                assert!(line.contains("mcp_notify_"), "round {round}");
+            }
+            assert_eq!(outbox.dropped(), 0, "round {round}");
+        }
+        // Everything written: nothing is held.
+        outbox.push("calc", note(LIMIT - 200));
+        lines.next_line().await.unwrap().unwrap();
+        tokio::task::yield_now().await;
+        assert_eq!(outbox.budget.used(), 0);
+        closed.cancel();
+        pumping.await.unwrap();
     }
 }
 

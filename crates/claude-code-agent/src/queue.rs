@@ -40,6 +40,12 @@ impl ByteBudget {
         self.limit
     }
 
+    /// Bytes reserved now.
+    #[cfg(test)]
+    pub(crate) fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
     /// Reserves `size` bytes; refused when something is queued already and
     /// `size` more would pass the limit.
     pub(crate) fn try_reserve(&self, size: usize) -> bool {

@@ -56,6 +56,8 @@ mod api;
 pub mod auth;
 #[cfg(feature = "http-client")]
 mod body;
+#[cfg(test)]
+mod budget_liveness;
 mod deadline;
 mod engine;
 mod error;

@@ -106,7 +106,8 @@ impl ClientOptions {
     /// stream), and a transport that reads from the server reads no more
     /// until callers have taken enough of their responses (backpressure:
     /// the server waits, nothing is dropped). A response larger than the
-    /// whole budget is still delivered.
+    /// whole budget is still delivered: reading resumes once its caller has
+    /// taken it, and nothing of it stays counted.
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes.max(1);
         self

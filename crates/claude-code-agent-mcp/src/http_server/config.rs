@@ -224,18 +224,22 @@ impl StreamableHttpConfig {
         self
     }
 
-    /// Caps the bytes each session's responses hold for a client that does
-    /// not read them (default [`HTTP_MAX_HELD_BYTES`], 16 MiB): answers and
-    /// events written and not yet taken by the client's connections, events
-    /// kept for replay, messages waiting for a GET stream, plus what the
-    /// session's requests still running are expected to hold (the size of
-    /// its recent answers). At the cap the session's next request is taken
-    /// only once its client has read enough (backpressure: the request waits,
-    /// nothing is dropped), and an SSE response whose unread events pass the
-    /// cap is ended early, its events kept for the client to resume from
-    /// with `Last-Event-ID`. An answer larger than the whole budget is still
-    /// served, one at a time. What the operating system buffers for each
-    /// connection comes on top.
+    /// Caps the bytes each session holds for a client that does not read
+    /// (default [`HTTP_MAX_HELD_BYTES`], 16 MiB): JSON answers and SSE
+    /// events not yet taken by the client's connections, plus what the
+    /// session's running requests reserve for their answers (what answers
+    /// of the same kind held lately, at most half the budget each). At the
+    /// cap the session's next request is taken only once its client has
+    /// read enough (backpressure: the request waits, nothing is dropped;
+    /// a request whose answers are small goes ahead of a large one that
+    /// waits), and an SSE response whose unread events pass the cap is
+    /// ended early, its events kept for the client to resume from with
+    /// `Last-Event-ID`. An answer larger than the whole budget is served
+    /// in full and held until read; once the client has read everything
+    /// the budget is empty again, whatever the sizes were. What is kept
+    /// for replay or for a GET stream is bounded by
+    /// [`replay_bytes`](Self::replay_bytes), apart from this budget; what
+    /// the operating system buffers for each connection comes on top.
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes.max(1);
         self

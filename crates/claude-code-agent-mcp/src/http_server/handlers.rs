@@ -24,6 +24,7 @@ use crate::server::AccessToken;
 use crate::server::watchdog::{self, Watch};
 use crate::server::watched;
 use crate::server::{RequestContext, ResponseStream, answer};
+use crate::transport::budget::Demand;
 
 /// JSON-RPC error code for "no such session" (as the reference SDKs use).
 const SESSION_NOT_FOUND: i64 = -32001;
@@ -272,7 +273,7 @@ async fn post(
     }
     let access = access.as_ref();
     if message.is_array() {
-        return batch(shared, headers, message, body.len(), access).await;
+        return batch(shared, headers, message, access).await;
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
@@ -311,7 +312,7 @@ async fn post(
         return StatusCode::ACCEPTED.into_response();
     }
     // Taken once the session's byte budget has room (hub/).
-    let ticket = http.hub.admit(body.len()).await;
+    let ticket = http.hub.admit(Demand::of(&message, 1)).await;
     drop(body);
     let sse = guard::accepts(headers, "text/event-stream")
         && method != "initialize"
@@ -383,7 +384,6 @@ async fn batch(
     shared: &Arc<EndpointState>,
     headers: &HeaderMap,
     message: Value,
-    bytes: usize,
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
     if session_header(headers).is_none() {
@@ -403,7 +403,8 @@ async fn batch(
         return r;
     }
     let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
-    let ticket = http.hub.admit(bytes).await;
+    let n = message.as_array().map_or(1, Vec::len);
+    let ticket = http.hub.admit(Demand::of(&message, n)).await;
     match answer(shared.handler.as_ref(), message, ctx).await {
         None => StatusCode::ACCEPTED.into_response(),
         Some(replies @ Value::Array(_)) => {

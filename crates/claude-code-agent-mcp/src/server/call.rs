@@ -127,7 +127,12 @@ pub(crate) fn start_named<'a>(
 /// while the first poll runs (another thread) finds no call in the table;
 /// the session notes every cancel before looking, and `begin_call` looks at
 /// those noted since `mark` after recording the call, so one of the two
-/// always sees the other (see `Session::begin_call`).
+/// always sees the other (see `Session::begin_call`). A cancel that came
+/// before the call started (it overtook its request: over HTTP they come
+/// on two connections, over stdio the request waits for its task) is
+/// remembered by the session for a short while, and the call ends as
+/// cancelled without running its handler
+/// (`Session::cancelled_before_start`).
 fn start<'a>(
     server: &'a ServerInner,
     registered: Arc<Registered>,
@@ -154,6 +159,15 @@ fn start<'a>(
     }
 
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
+    // Where the call is recorded for `notifications/cancelled`. The mark
+    // first: a cancel noted before it is seen here, one noted after it by
+    // `begin_call`.
+    let home = session.as_ref().map(Session::calls_home);
+    let mark = home.map(Session::cancel_mark);
+    if home.is_some_and(|s| s.cancelled_before_start(id)) {
+        // Its cancel overtook it: the handler never runs.
+        return Call::Done(Ok(conclude(tool, Outcome::Cancelled, limit, cap)));
+    }
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
             let clock = ProgressClock::start();
@@ -177,7 +191,6 @@ fn start<'a>(
             }),
         );
     }
-    let mark = session.as_ref().map(Session::cancel_mark);
     // Made with the handler's context, if it takes one.
     let mut cancel: Option<Arc<Cancel>> = None;
     let ctx = CallContext {
@@ -210,9 +223,9 @@ fn start<'a>(
     let cancel = cancel.unwrap_or_default();
 
     // Recorded while the call runs, so notifications/cancelled finds it.
-    let in_flight = match (&session, RequestId::from_value(id), mark) {
-        (Some(session), Some(request_id), Some(mark)) => {
-            Some(session.begin_call(request_id, cancel.token().clone(), mark))
+    let in_flight = match (home, RequestId::from_value(id), mark) {
+        (Some(home), Some(request_id), Some(mark)) => {
+            Some(home.begin_call(request_id, cancel.token().clone(), mark))
         }
         _ => None,
     };

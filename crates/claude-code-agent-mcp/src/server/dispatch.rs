@@ -396,7 +396,7 @@ fn notification(
         "notifications/cancelled" => {
             let request_id = params.as_ref().and_then(|p| p.get("requestId"));
             let cancelled = match (session, request_id) {
-                (Some(session), Some(id)) => session.cancel(id),
+                (Some(session), Some(id)) => session.cancel_from_client(id),
                 _ => false,
             };
             tracing::debug!(server = %server.name, ?request_id, cancelled, "notifications/cancelled");

@@ -123,6 +123,8 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
+#[cfg(test)]
+pub(crate) use stdio::serve as serve_lines_within;
 pub use stdio::{
     SERVE_MAX_HELD_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, ServeOptions,
     serve_lines, serve_lines_with, serve_stdio, serve_stdio_with,

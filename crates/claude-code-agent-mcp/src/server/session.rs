@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Instant;
 
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -66,6 +67,10 @@ pub(crate) struct SessionInner {
     /// handler that keeps state per connection (the rmcp adapter's service
     /// tasks) ends with.
     ended: CancellationToken,
+    /// For a session made for one request of the stateless revision: the
+    /// connection's session, where its call is recorded, so that the
+    /// client's `notifications/cancelled` (on the connection) finds it.
+    connection: Option<Session>,
 }
 
 impl Drop for SessionInner {
@@ -84,7 +89,7 @@ struct Negotiated {
 impl Session {
     /// A session whose server-originated notifications are discarded.
     pub fn new() -> Self {
-        Self::build(None)
+        Self::build(None, None)
     }
 
     /// A session that hands every server-originated notification to `f`.
@@ -102,10 +107,28 @@ impl Session {
     /// # drop((session, rx));
     /// ```
     pub fn with_notifier(f: impl Fn(Value) + Send + Sync + 'static) -> Self {
-        Self::build(Some(Box::new(f)))
+        Self::build(Some(Box::new(f)), None)
     }
 
-    fn build(notifier: Option<Box<Notifier>>) -> Self {
+    /// A session for one request of the stateless revision on `connection`
+    /// (if the transport keeps one): its notifications go to `f`, its
+    /// call is cancelled through the connection.
+    pub(crate) fn for_request(
+        f: impl Fn(Value) + Send + Sync + 'static,
+        connection: Option<Session>,
+    ) -> Self {
+        let connection = connection.map(|c| c.calls_home().clone());
+        Self::build(Some(Box::new(f)), connection)
+    }
+
+    /// Where this session's calls are recorded for cancellation: the
+    /// connection's session for a session made for one request, else
+    /// itself.
+    pub(crate) fn calls_home(&self) -> &Session {
+        self.inner.connection.as_ref().unwrap_or(self)
+    }
+
+    fn build(notifier: Option<Box<Notifier>>, connection: Option<Session>) -> Self {
         Self {
             inner: Arc::new(SessionInner {
                 notifier,
@@ -118,6 +141,7 @@ impl Session {
                 subscriptions: Mutex::new(BTreeSet::new()),
                 negotiated: Mutex::new(Negotiated::default()),
                 ended: CancellationToken::new(),
+                connection,
             }),
         }
     }
@@ -129,20 +153,37 @@ impl Session {
     /// dropped, and its request answered with an `isError` result saying it
     /// was cancelled.
     pub fn cancel(&self, request_id: &Value) -> bool {
+        self.cancel_noted(request_id, false)
+    }
+
+    /// [`cancel`](Self::cancel) for the client's `notifications/cancelled`:
+    /// a cancel that finds no call is also remembered for a call that
+    /// starts shortly after ([`cancelled_before_start`](Self::cancelled_before_start)):
+    /// the cancel may have overtaken its request.
+    pub(crate) fn cancel_from_client(&self, request_id: &Value) -> bool {
+        self.cancel_noted(request_id, true)
+    }
+
+    fn cancel_noted(&self, request_id: &Value, early: bool) -> bool {
         let Some(id) = RequestId::from_value(request_id) else {
             return false;
         };
+        // A session made for one request records its call on the connection.
+        let home = self.calls_home();
         // Noted before looking: a call recorded after the look finds it.
-        self.inner.cancels.note(&id);
-        let token = self
+        let n = home.inner.cancels.note(&id, early);
+        let token = home
             .inner
             .requests
             .with_theirs(&id, CancellationToken::clone);
         match token {
             Some(token) => {
+                home.inner.cancels.found(n);
                 token.cancel();
                 true
             }
+            // Remembered for a while if `early`: the call may not have
+            // started yet.
             None => false,
         }
     }
@@ -381,6 +422,15 @@ impl Session {
         self.inner.cancels.mark()
     }
 
+    /// Whether the client cancelled the request `id` before it started: a
+    /// cancel that found no call in flight, at most [`EARLY_CANCEL_KEPT`]
+    /// ago (a cancel races its request over HTTP, where they come on two
+    /// connections, and over stdio, where the request waits for its task).
+    pub(crate) fn cancelled_before_start(&self, id: &Value) -> bool {
+        self.inner.cancels.mark() > 0
+            && RequestId::from_value(id).is_some_and(|id| self.inner.cancels.early(&id))
+    }
+
     /// Records a call in flight; the returned guard forgets it when
     /// dropped. A second call with the id of one still in flight is not
     /// recorded (the client broke the protocol; the first keeps its slot,
@@ -426,8 +476,24 @@ impl Session {
 struct RecentCancels {
     /// The number of the last cancel noted.
     count: AtomicU64,
-    recent: Mutex<VecDeque<(u64, RequestId)>>,
+    recent: Mutex<VecDeque<Noted>>,
 }
+
+/// One cancel, as [`RecentCancels`] keeps it.
+struct Noted {
+    n: u64,
+    id: RequestId,
+    at: Instant,
+    /// It came from the client and found no call in flight: it tells a
+    /// call with its id that starts shortly after that it was cancelled.
+    early: bool,
+}
+
+/// How long a cancel that found no call is remembered for a call that
+/// starts after it (a client reuses a request id only once its request is
+/// done, so a cancel this recent that found nothing is for a request on
+/// its way).
+pub(crate) const EARLY_CANCEL_KEPT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// How many cancels a session remembers: far more than can arrive while
 /// one handler is polled once (a call whose cancel was pushed out by more
@@ -435,14 +501,41 @@ struct RecentCancels {
 const RECENT_CANCELS: usize = 64;
 
 impl RecentCancels {
-    fn note(&self, id: &RequestId) {
-        let mut recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Noted>> {
+        self.recent.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Notes a cancel of `id` (from the client, if `early`); its number.
+    fn note(&self, id: &RequestId, early: bool) -> u64 {
+        let mut recent = self.lock();
         let n = self.count.load(Ordering::Relaxed) + 1;
         if recent.len() == RECENT_CANCELS {
             recent.pop_front();
         }
-        recent.push_back((n, id.clone()));
+        recent.push_back(Noted {
+            n,
+            id: id.clone(),
+            at: Instant::now(),
+            early,
+        });
         self.count.store(n, Ordering::Release);
+        n
+    }
+
+    /// Cancel `n` found its call.
+    fn found(&self, n: u64) {
+        if let Some(noted) = self.lock().iter_mut().rev().find(|c| c.n == n) {
+            noted.early = false;
+        }
+    }
+
+    /// Whether a cancel of `id` that found no call was noted lately.
+    fn early(&self, id: &RequestId) -> bool {
+        self.lock()
+            .iter()
+            .rev()
+            .take_while(|c| c.at.elapsed() < EARLY_CANCEL_KEPT)
+            .any(|c| c.early && &c.id == id)
     }
 
     fn mark(&self) -> u64 {
@@ -454,12 +547,11 @@ impl RecentCancels {
         if self.count.load(Ordering::Acquire) == mark {
             return false;
         }
-        let recent = self.recent.lock().unwrap_or_else(PoisonError::into_inner);
-        recent
+        self.lock()
             .iter()
             .rev()
-            .take_while(|(n, _)| *n > mark)
-            .any(|(_, noted)| noted == id)
+            .take_while(|c| c.n > mark)
+            .any(|c| &c.id == id)
     }
 }
 

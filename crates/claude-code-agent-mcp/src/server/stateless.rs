@@ -348,9 +348,10 @@ pub(crate) fn request_context(
 ) -> RequestContext {
     let watch = ctx.watch.clone();
     let access_token = ctx.access_token.clone();
+    let connection = ctx.session().cloned();
     let outlet = outlet(ctx, meta);
     let sink = outlet.clone();
-    let session = Session::with_notifier(move |m| sink.deliver(m));
+    let session = Session::for_request(move |m| sink.deliver(m), connection);
     if let Some(level) = outlet.log_level {
         session.set_log_level(level);
     }

@@ -7,18 +7,17 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::watchdog::Watchdog;
 use crate::jsonrpc::{self, ErrorObject};
 use crate::server::{Handler, RequestContext, Session, answer, limits::MAX_BATCH_LEN};
-use crate::transport::budget::{Budget, Ticket};
+use crate::transport::budget::{Budget, Demand, Ticket};
 use crate::transport::json::envelope;
 use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
-use admission::{Queued, admission, admit_now, cancelled_id, queue_bound};
+use admission::{Queued, admission, cancelled_id, queue_bound};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -62,24 +61,28 @@ impl ServeOptions {
 
     /// Caps the bytes the server holds for a client that does not read
     /// (default [`SERVE_MAX_HELD_BYTES`], 64 MiB): answers ready and not yet
-    /// written, and requests to the client waiting for room, plus what
-    /// requests still running are expected to hold (the size of recent
-    /// answers). At the cap the next request runs only once the client has
-    /// read enough of its answers: backpressure, nothing is dropped. The
-    /// write buffer ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
-    /// comes on top. An answer larger than the whole budget is still
-    /// served, alone. Each answer is held once, serialized (its value is
+    /// written, and requests to the client waiting for room, plus what the
+    /// running requests reserve for their answers (what answers of the
+    /// same kind — the method, and for `tools/call` the tool — held lately;
+    /// at first a 16th of the budget, never more than half of it). A
+    /// request runs once it fits; until then it waits (backpressure,
+    /// nothing is dropped), and a request whose answers are small goes
+    /// ahead of a large one that waits. An answer larger than the whole
+    /// budget is served in full and held until written; once the client
+    /// has read everything the budget is empty again, whatever the sizes
+    /// were. The write buffer
+    /// ([`DEFAULT_WRITE_BUFFER_BYTES`](crate::transport::DEFAULT_WRITE_BUFFER_BYTES))
+    /// comes on top. Each answer is held once, serialized (its value is
     /// freed first).
     ///
-    /// A request that does not fit waits for room, and the requests read
-    /// after it wait behind it, in order, their lines counted against the
-    /// budget; meanwhile the server goes on reading and handles the
-    /// client's responses (to a tool's sampling, elicitation or roots
-    /// request) and notifications (`notifications/cancelled` drops a
-    /// request still waiting, unanswered) at once, so calls that wait on
-    /// the client still get their answers. Reading stops altogether only
-    /// while the waiting requests' lines pass a 16th of the budget (at
-    /// least 1 MiB; the last line read may pass it by its length).
+    /// Requests waiting are kept as their lines; meanwhile the server goes
+    /// on reading and handles the client's responses (to a tool's
+    /// sampling, elicitation or roots request) and notifications
+    /// (`notifications/cancelled` drops a request still waiting,
+    /// unanswered) at once, so calls that wait on the client still get
+    /// their answers. Reading stops altogether only while the waiting
+    /// requests' lines pass a 16th of the budget (at least 1 MiB; the last
+    /// line read may pass it by its length).
     pub fn max_held_bytes(mut self, bytes: usize) -> Self {
         self.max_held_bytes = bytes;
         self
@@ -88,6 +91,11 @@ impl ServeOptions {
     /// The byte budget set by [`max_held_bytes`](Self::max_held_bytes).
     pub fn held_bytes(&self) -> usize {
         self.max_held_bytes
+    }
+
+    /// A client's budget, as these options set it.
+    pub(crate) fn budget(&self) -> Arc<Budget> {
+        Budget::with_max_running(self.max_held_bytes, SERVE_MAX_REQUESTS_IN_FLIGHT)
     }
 }
 
@@ -137,14 +145,14 @@ pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> i
     let probe = crate::transport::lines::unread_probe(libc::STDOUT_FILENO);
     #[cfg(unix)]
     if let Some((input, output, _restore)) = pipes::stdio() {
-        return serve(Arc::new(handler), input, output, probe, options).await;
+        return serve(Arc::new(handler), input, output, probe, options.budget()).await;
     }
     serve(
         Arc::new(handler),
         tokio::io::stdin(),
         tokio::io::stdout(),
         probe,
-        options,
+        options.budget(),
     )
     .await
 }
@@ -183,7 +191,14 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve(handler, input, output, None, ServeOptions::default()).await
+    serve(
+        handler,
+        input,
+        output,
+        None,
+        ServeOptions::default().budget(),
+    )
+    .await
 }
 
 /// [`serve_lines`] with [`ServeOptions`].
@@ -197,16 +212,17 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    serve(handler, input, output, None, options).await
+    serve(handler, input, output, None, options.budget()).await
 }
 
-/// [`serve_lines`], with a way to tell what the client has not read yet.
-async fn serve<R, W>(
+/// [`serve_lines`], with a way to tell what the client has not read yet,
+/// within `budget` ([`ServeOptions::budget`]).
+pub(crate) async fn serve<R, W>(
     handler: Arc<dyn Handler>,
     input: R,
     output: W,
     probe: Option<UnreadProbe>,
-    options: ServeOptions,
+    budget: Arc<Budget>,
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -216,7 +232,7 @@ where
         writer: LineWriter::with_unread_probe(output, DEFAULT_WRITE_BUFFER_BYTES, probe),
         failed: Arc::new(Mutex::new(None)),
         dropped: Arc::new(AtomicU64::new(0)),
-        budget: Budget::new(options.max_held_bytes),
+        budget,
     };
     let notifier = out.clone();
     let session = Session::with_notifier(move |message| notifier.notify(message));
@@ -224,21 +240,20 @@ where
     // send requests to the client (`ToolContext::request`).
     session.set_client_requests(true);
     let mut lines = LineReader::new(input, SERVE_MAX_LINE_BYTES);
-    let permits = Arc::new(Semaphore::new(SERVE_MAX_REQUESTS_IN_FLIGHT));
     let mut tasks = tokio::task::JoinSet::new();
     // Tool calls whose handler blocks its thread are answered from here.
     let (dog, mut timed_out) = Watchdog::new();
     let mut read_error = None;
-    // Requests read while the first of them waits for admission, in order.
+    // Requests read and not admitted yet, in the order they came.
     let mut queue = VecDeque::<Queued>::new();
     let mut queued_bytes = 0;
-    let queue_bound = queue_bound(options.max_held_bytes);
+    let queue_bound = queue_bound(out.budget.limit());
     let mut reading = true;
     while reading || !queue.is_empty() {
         let read = reading && queued_bytes < queue_bound;
         let next = tokio::select! {
             biased;
-            admitted = admission(&permits, &out.budget, queue.front_mut()), if !queue.is_empty() => {
+            admitted = admission(&out.budget, &queue), if !queue.is_empty() => {
                 Next::Admitted(admitted)
             }
             line = lines.next_line(), if read => Next::Line(line),
@@ -249,12 +264,11 @@ where
                 out.reply(&answer).await;
                 continue;
             }
-            Next::Admitted(None) => break,
-            Next::Admitted(Some((permit, ticket))) => {
-                let Some(queued) = queue.pop_front() else {
+            Next::Admitted((i, ticket)) => {
+                let Some(queued) = queue.remove(i) else {
                     continue;
                 };
-                queued_bytes -= queued.waiting_bytes;
+                queued_bytes -= queued.bytes;
                 // Parsed before, when it was read: it parses again.
                 if let Parsed::Value(message) = parse_line::<Value>(&queued.line) {
                     drop(queued.line);
@@ -267,7 +281,6 @@ where
                         message,
                         ctx,
                         queued.order,
-                        permit,
                         ticket,
                     );
                 }
@@ -306,22 +319,21 @@ where
         };
         let (message, line) = message;
         let ctx = RequestContext::with_session(session.clone());
-        // A batch holds up to MAX_BATCH_LEN requests: it takes a permit for each.
+        // A batch holds up to MAX_BATCH_LEN requests: it counts as that many.
         let requests = match &message {
-            Value::Array(batch) => Some((batch.len().clamp(1, MAX_BATCH_LEN), Order::AnswerAll)),
-            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => Some((1, answer_order(m))),
+            Value::Array(batch) => Some((
+                Demand::of(&message, batch.len().min(MAX_BATCH_LEN)),
+                Order::AnswerAll,
+            )),
+            m if jsonrpc::kind(m) == jsonrpc::Kind::Request => {
+                Some((Demand::of(m, 1), answer_order(m)))
+            }
             _ => None,
         };
-        if let Some((n, order)) = requests {
-            let n = u32::try_from(n).unwrap_or(1);
-            let admitted = if queue.is_empty() {
-                admit_now(&permits, &out.budget, n)
-            } else {
-                None
-            };
-            if let Some((permit, ticket)) = admitted {
+        if let Some((demand, order)) = requests {
+            if let Some(ticket) = out.budget.try_admit(demand) {
                 spawn(
-                    &mut tasks, &dog, &handler, &out, message, ctx, order, permit, ticket,
+                    &mut tasks, &dog, &handler, &out, message, ctx, order, ticket,
                 );
             } else {
                 // Its line waits, not its value (which may take many times
@@ -332,11 +344,10 @@ where
                 queued_bytes += bytes;
                 queue.push_back(Queued {
                     line: line.to_vec(),
-                    n,
+                    demand,
                     order,
                     id,
-                    waiting: out.budget.wait(bytes),
-                    waiting_bytes: bytes,
+                    bytes,
                 });
             }
         } else {
@@ -345,7 +356,7 @@ where
                 queue.retain(|q| {
                     let keep = q.id.as_ref() != Some(id);
                     if !keep {
-                        queued_bytes -= q.waiting_bytes;
+                        queued_bytes -= q.bytes;
                     }
                     keep
                 });
@@ -392,8 +403,8 @@ where
 
 /// What the read loop of [`serve`] does next.
 enum Next<'a> {
-    /// The first request waiting was admitted (`None`: the permits are gone).
-    Admitted(Option<(OwnedSemaphorePermit, Ticket)>),
+    /// The request waiting at this position was admitted.
+    Admitted((usize, Ticket)),
     /// A line was read.
     Line(io::Result<Option<Line<'a>>>),
     /// The watchdog answered a tool call whose handler blocks its thread.
@@ -411,7 +422,6 @@ fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
     message: Value,
     mut ctx: RequestContext,
     order: Order,
-    permit: OwnedSemaphorePermit,
     ticket: Ticket,
 ) {
     let handler = Arc::clone(handler);
@@ -430,7 +440,6 @@ fn spawn<W: AsyncWrite + Unpin + Send + 'static>(
             {
                 out.answer(reply, order, ticket).await;
             }
-            drop(permit);
         }
     });
     if let Some(watch) = watch {

@@ -23,8 +23,7 @@
 //! (`peers::devtool`), so it is always the code under test, never a stale
 //! build.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::Duration;
 
 use crate::support::{interop_server, peers, wire};
@@ -32,42 +31,9 @@ use claude_code_agent_mcp::http_server::StreamableHttpConfig;
 use serde_json::{Value, json};
 use wire::text;
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ts_client.mjs")
-}
-
-/// Runs the script with `args`; its report (the last line of its stdout).
+/// Runs `ts_client.mjs` with `args`; its report.
 async fn drive(dir: &Path, args: &[&str]) -> Value {
-    let mut cmd = tokio::process::Command::new("node");
-    cmd.env("TS_SDK_DIR", dir)
-        .arg(script())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let child = cmd.spawn().expect("node runs");
-    let pgid = child.id().expect("a pid") as i32;
-    let output =
-        match tokio::time::timeout(Duration::from_secs(120), child.wait_with_output()).await {
-            Ok(output) => output.unwrap(),
-            Err(_) => {
-                // SAFETY: signals the process group our child leads.
-                unsafe { libc::killpg(pgid, libc::SIGKILL) };
-                panic!("ts_client.mjs {args:?} did not finish within 120 s");
-            }
-        };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "ts_client.mjs {args:?} failed ({}):\n{stderr}\n{stdout}",
-        output.status
-    );
-    let last = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(last)
-        .unwrap_or_else(|e| panic!("no report ({e}) from ts_client.mjs:\n{stdout}\n{stderr}"))
+    peers::ts_script_report(dir, "ts_client.mjs", args, Duration::from_secs(120)).await
 }
 
 fn check_error(outcome: &Value, code: i64, mention: &str) {

@@ -9,6 +9,8 @@
 
 mod batches;
 mod bounded_queues;
+#[cfg(unix)]
+mod budget_liveness;
 mod cancellation;
 mod client_capabilities;
 mod client_direct;

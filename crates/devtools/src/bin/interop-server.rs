@@ -7,11 +7,27 @@
 //!
 //! The server is the MCP crate's test support, compiled in here: one
 //! definition for both transports.
+//!
+//! `interop-server [--max-held-bytes N]`: `N` is the byte budget of the
+//! client ([`ServeOptions::max_held_bytes`]; default the crate's).
+
+use claude_code_agent_mcp::server::{ServeOptions, serve_stdio_with};
 
 #[path = "../../../claude-code-agent-mcp/tests/it/support/interop_server.rs"]
 mod interop_server;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
-    claude_code_agent_mcp::server::serve_stdio(interop_server::server()).await
+    let mut options = ServeOptions::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match (arg.as_str(), args.next().and_then(|n| n.parse().ok())) {
+            ("--max-held-bytes", Some(n)) => options = options.max_held_bytes(n),
+            _ => {
+                eprintln!("usage: interop-server [--max-held-bytes N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    serve_stdio_with(interop_server::server(), options).await
 }

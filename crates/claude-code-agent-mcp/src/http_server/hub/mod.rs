@@ -21,13 +21,15 @@
 //! buffering for it without bound. The events stay kept for it to resume
 //! from, like after any disconnection.
 //!
-//! Every byte the session's responses hold is charged to its byte budget
-//! ([`Budget`], `transport/budget.rs`) until it is freed: each event and each
-//! JSON answer is one buffer whose charge ends when its last holder (the
-//! channel, hyper's write queue, the replay list) lets go of it. A request
-//! of the session is taken only while the budget has room
-//! ([`Hub::admit`]), so a client that opens streams and reads none of them
-//! makes the server wait, not grow.
+//! What waits for the client is charged to the session's byte budget
+//! ([`Budget`], `transport/budget.rs`) until the client takes it: an event
+//! while it is in its response's channel, a JSON answer until hyper lets go
+//! of its body. What is kept after that (for replay, or for a GET stream to
+//! come) is bounded by `replay_bytes` and never charged, so a client that
+//! reads everything brings the budget back to zero. A request of the session
+//! is taken only while the budget has room for it ([`Hub::admit`]), so a
+//! client that opens streams and reads none of them makes the server wait,
+//! not grow.
 
 mod sink;
 mod streams;
@@ -43,9 +45,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::store::StreamWrite;
-use crate::transport::budget::{Budget, Ticket};
+use crate::transport::budget::{Budget, Demand, Ticket};
+use sink::{Event, Sink, charged, with_charge};
 pub(crate) use sink::{Rx, frame_text};
-use sink::{Sink, charged};
 use streams::{Stream, Streams};
 
 /// Server messages kept while no GET stream is open.
@@ -180,13 +182,12 @@ impl Hub {
         (sink, rx)
     }
 
-    /// Waits until the session's byte budget has room for one more request
-    /// (whose body is `bytes`), and counts it as running until the ticket is
+    /// Waits until the session's byte budget has room for the request
+    /// `demand` describes, and counts it as running until the ticket is
     /// used for its answer ([`answer`](Self::answer), [`json`](Self::json))
     /// or dropped.
-    pub(crate) async fn admit(&self, bytes: usize) -> Ticket {
-        let mut waiting = self.budget.wait(bytes);
-        self.budget.admit(1, &mut waiting).await
+    pub(crate) async fn admit(&self, demand: Demand) -> Ticket {
+        self.budget.admit_any(|| std::iter::once(demand)).await.1
     }
 
     /// A JSON answer's body, charged to the request's ticket (or to the
@@ -222,7 +223,7 @@ impl Hub {
                 .retry
                 .map(|r| format!("retry: {}\n", r.as_millis()))
                 .unwrap_or_default();
-            let _ = tx.try_send(Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")));
+            let _ = tx.try_send((Bytes::from(format!("id: {id}-0\n{retry}data: \n\n")), None));
         }
         if state.closed {
             return rx; // tx dropped: the body ends after the priming event
@@ -281,7 +282,8 @@ impl Hub {
             return;
         };
         stream.seq += 1;
-        let bytes = charged(&self.budget, frame_text(id, stream.seq, message), ticket);
+        let (text, charge) = with_charge(&self.budget, frame_text(id, stream.seq, message), ticket);
+        let bytes = Bytes::from(text);
         if stream.events.len() >= cap
             && let Some((_, old)) = stream.events.pop_front()
         {
@@ -292,8 +294,10 @@ impl Hub {
         let seq = stream.seq;
         if self.replica.get().is_none() {
             stream.forwarded = seq;
-            self.to_client(id, stream, bytes);
+            self.to_client(id, stream, (bytes, Some(charge)));
         } else {
+            // Charged until it is stored and handed to the client's channel.
+            stream.unforwarded.push_back((seq, charge));
             self.queue(StreamWrite::Event {
                 stream: id,
                 seq,
@@ -309,24 +313,28 @@ impl Hub {
         let Some(stream) = state.streams.get_mut(id) else {
             return;
         };
+        let mut charge = None;
+        while stream.unforwarded.front().is_some_and(|(s, _)| *s <= seq) {
+            charge = stream.unforwarded.pop_front().map(|(_, c)| c);
+        }
         if seq > stream.forwarded {
             stream.forwarded = seq;
-            self.to_client(id, stream, frame);
+            self.to_client(id, stream, (frame, charge));
         }
     }
 
     /// Sends `bytes` into the channel of the response attached to `stream`
     /// (`id`), if any; a client that does not keep up is cut off (it may
     /// resume).
-    fn to_client(&self, id: u64, stream: &mut Stream, bytes: Bytes) {
+    fn to_client(&self, id: u64, stream: &mut Stream, event: Event) {
         if let Some(tx) = &stream.tx {
             // Past the budget in bytes the client is not reading either
             // (an event larger than the whole budget still goes alone).
             let unread = tx.pending();
-            let sent = if unread > 0 && unread + bytes.len() > self.held_bytes {
-                Err(mpsc::error::TrySendError::Full(bytes))
+            let sent = if unread > 0 && unread + event.0.len() > self.held_bytes {
+                Err(mpsc::error::TrySendError::Full(event))
             } else {
-                tx.try_send(bytes)
+                tx.try_send(event)
             };
             match sent {
                 Ok(()) => {}
@@ -361,7 +369,7 @@ impl Hub {
             if live.is_none() {
                 // Kept as text, within the replay budget and BACKLOG_CAP
                 // messages: past either, the oldest go.
-                let text = charged(&self.budget, message.to_string(), None);
+                let text = Bytes::from(message.to_string());
                 state.backlog_bytes += text.len();
                 state.backlog.push_back(text);
                 let mut dropped = 0;
@@ -431,7 +439,13 @@ impl Hub {
     /// channel gets instead.
     pub(crate) fn replayed(&self, frames: Vec<Bytes>, then: Option<Rx>) -> Rx {
         let mut rx = then.unwrap_or_else(|| self.channel(0, 0).1);
-        rx.prefix = frames.into();
+        rx.prefix = frames
+            .into_iter()
+            .map(|frame| {
+                let charge = self.budget.charge(frame.len());
+                (frame, Some(charge))
+            })
+            .collect();
         rx
     }
 
@@ -500,7 +514,8 @@ impl Hub {
         // Events not yet stored go out once they are (`forward`).
         let upto = s.forwarded;
         for (_, bytes) in s.events.iter().filter(|(n, _)| *n > seq && *n <= upto) {
-            let _ = tx.try_send(bytes.clone());
+            let charge = self.budget.charge(bytes.len());
+            let _ = tx.try_send((bytes.clone(), Some(charge)));
         }
         s.attachment += 1;
         s.whole = true;

@@ -1,5 +1,7 @@
-//! What a response body reads ([`Rx`]), what the hub sends into ([`Sink`]),
-//! and the budget-charged event texts both carry.
+//! What a response body reads ([`Rx`]), what the hub sends into ([`Sink`]):
+//! events, each charged to the session's byte budget while it waits in the
+//! channel (what the client has not taken yet), and the budget-charged JSON
+//! bodies.
 
 use std::fmt::Display;
 use std::sync::Arc;
@@ -10,12 +12,15 @@ use tokio::sync::mpsc;
 
 use crate::transport::budget::{Budget, Charge, Ticket};
 
+/// An event on its way to the client, and its charge.
+pub(super) type Event = (Bytes, Option<Charge>);
+
 /// The receiving end a response body reads: the stream's events, and which
 /// attachment of which stream it is (to say when it has read them all).
 pub(crate) struct Rx {
     /// Events read before `events` (a replay from the event store).
-    pub(super) prefix: std::collections::VecDeque<Bytes>,
-    pub(super) events: mpsc::Receiver<Bytes>,
+    pub(super) prefix: std::collections::VecDeque<Event>,
+    pub(super) events: mpsc::Receiver<Event>,
     /// Bytes in `events`, shared with the stream that sends into it.
     pub(super) pending: Arc<AtomicUsize>,
     pub(super) stream: u64,
@@ -23,12 +28,13 @@ pub(crate) struct Rx {
 }
 
 impl Rx {
-    /// The next event; `None` once the stream has ended.
+    /// The next event (taken: its charge ends); `None` once the stream
+    /// has ended.
     pub(crate) async fn recv(&mut self) -> Option<Bytes> {
-        if let Some(bytes) = self.prefix.pop_front() {
+        if let Some((bytes, _charge)) = self.prefix.pop_front() {
             return Some(bytes);
         }
-        let bytes = self.events.recv().await?;
+        let (bytes, _charge) = self.events.recv().await?;
         self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
         Some(bytes)
     }
@@ -36,7 +42,7 @@ impl Rx {
     /// The next event if one is there.
     #[cfg(test)]
     pub(crate) fn try_recv(&mut self) -> Option<Bytes> {
-        let bytes = self.events.try_recv().ok()?;
+        let (bytes, _charge) = self.events.try_recv().ok()?;
         self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
         Some(bytes)
     }
@@ -50,15 +56,15 @@ impl Rx {
 
 /// The sending end of a response body's channel, counting the bytes in it.
 pub(super) struct Sink {
-    pub(super) tx: mpsc::Sender<Bytes>,
+    pub(super) tx: mpsc::Sender<Event>,
     pub(super) pending: Arc<AtomicUsize>,
 }
 
 impl Sink {
-    pub(super) fn try_send(&self, bytes: Bytes) -> Result<(), mpsc::error::TrySendError<Bytes>> {
-        let len = bytes.len();
+    pub(super) fn try_send(&self, event: Event) -> Result<(), mpsc::error::TrySendError<Event>> {
+        let len = event.0.len();
         self.pending.fetch_add(len, Ordering::Relaxed);
-        self.tx.try_send(bytes).inspect_err(|_| {
+        self.tx.try_send(event).inspect_err(|_| {
             self.pending.fetch_sub(len, Ordering::Relaxed);
         })
     }
@@ -73,7 +79,8 @@ impl Sink {
     }
 }
 
-/// Text charged to a budget while it lives: the owner of a [`Bytes`].
+/// Text charged to a budget while it lives: the owner of a JSON body's
+/// [`Bytes`], which has no other holder.
 struct Charged {
     text: String,
     _charge: Charge,
@@ -87,16 +94,27 @@ impl AsRef<[u8]> for Charged {
 
 /// `text` as [`Bytes`], charged to `budget` (or to `ticket`, the request it
 /// answers) until its last clone is dropped.
-pub(super) fn charged(budget: &Arc<Budget>, mut text: String, ticket: Option<Ticket>) -> Bytes {
+pub(super) fn charged(budget: &Arc<Budget>, text: String, ticket: Option<Ticket>) -> Bytes {
+    let (text, charge) = with_charge(budget, text, ticket);
+    Bytes::from_owner(Charged {
+        text,
+        _charge: charge,
+    })
+}
+
+/// `text`, shrunk to its length, and its charge to `budget` (or to
+/// `ticket`, the request it answers).
+pub(super) fn with_charge(
+    budget: &Arc<Budget>,
+    mut text: String,
+    ticket: Option<Ticket>,
+) -> (String, Charge) {
     text.shrink_to_fit();
     let charge = match ticket {
         Some(ticket) => ticket.answered(text.len()),
         None => budget.charge(text.len()),
     };
-    Bytes::from_owner(Charged {
-        text,
-        _charge: charge,
-    })
+    (text, charge)
 }
 
 pub(crate) fn frame_text(stream: u64, seq: u64, message: &dyn Display) -> String {

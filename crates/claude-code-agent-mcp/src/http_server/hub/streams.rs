@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use axum::body::Bytes;
 
 use super::sink::Sink;
+use crate::transport::budget::Charge;
 
 /// The streams of a session by id, oldest first: a short sorted list (a
 /// replica's ids only grow, so a new stream goes last), its buffer freed
@@ -75,6 +76,9 @@ pub(super) struct Stream {
     /// events wait to be stored first; without, it is `seq`).
     pub(super) forwarded: u64,
     pub(super) events: VecDeque<(u64, Bytes)>,
+    /// With an event store: the charges of the events not yet stored and
+    /// handed to the client's channel, by number.
+    pub(super) unforwarded: VecDeque<(u64, Charge)>,
     pub(super) tx: Option<Sink>,
     /// Counts the responses attached to this stream (the last one is the
     /// one that matters).

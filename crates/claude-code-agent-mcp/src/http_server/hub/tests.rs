@@ -227,42 +227,76 @@ fn a_stream_whose_unread_bytes_pass_the_budget_is_ended_and_kept_for_resuming() 
 }
 
 #[test]
-fn every_byte_a_response_holds_is_charged_until_it_is_freed() {
-    let hub = Hub::new(None, 8, 0, 1 << 20);
+fn what_waits_for_the_client_is_charged_until_taken_and_what_is_kept_is_not() {
+    let hub = Hub::new(None, 8, 1 << 20, 1 << 20);
     let (id, mut rx) = hub.open(false);
     hub.send(id, &json!("x".repeat(1000)));
     assert!(hub.held() > 1000, "in the channel: {}", hub.held());
     let event = rx.try_recv().unwrap();
-    assert!(hub.held() > 1000, "taken by the body, not yet written");
+    assert_eq!(hub.held(), 0, "taken by the body: the client has it");
     drop(event);
-    assert_eq!(hub.held(), 0, "written: nothing is held (no replay budget)");
+    assert!(hub.kept().0 > 1000, "still kept for replay, not charged");
     let body = hub.json(&json!({"a": "y".repeat(500)}), None);
     assert!(hub.held() >= 500);
     drop(body);
     assert_eq!(hub.held(), 0);
-    // Messages waiting for a GET stream count too, and go with it.
+    // Messages waiting for a GET stream are kept, not held; once a stream
+    // opens they wait in its channel, charged.
     hub.deliver(json!("z".repeat(300)));
+    assert_eq!(hub.held(), 0);
+    let mut get = hub.open_standalone(false);
     assert!(hub.held() >= 300);
+    drop(drain(&mut get));
+    assert_eq!(hub.held(), 0);
     hub.close();
     assert_eq!(hub.held(), 0);
+}
+
+fn call(tool: &str) -> Demand {
+    Demand::of(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}}),
+        1,
+    )
 }
 
 #[tokio::test]
 async fn a_request_waits_while_unread_answers_fill_the_budget() {
     let hub = Hub::new(None, 8, 0, 100_000);
     let (id, mut rx) = hub.open(false);
-    let first = hub.admit(100).await;
+    let first = hub.admit(call("big")).await;
     hub.answer(id, &json!("x".repeat(150_000)), first);
     hub.finish(id);
-    let waiting = tokio::time::timeout(Duration::from_millis(100), hub.admit(100)).await;
+    let waiting = tokio::time::timeout(Duration::from_millis(100), hub.admit(call("big"))).await;
     assert!(
         waiting.is_err(),
         "held past the budget: the next request waits"
     );
     drop(drain(&mut rx)); // the client reads the answer
-    let next = tokio::time::timeout(Duration::from_secs(5), hub.admit(100))
+    let next = tokio::time::timeout(Duration::from_secs(5), hub.admit(call("big")))
         .await
         .expect("read answers make room");
     drop(next);
     assert_eq!(hub.held(), 0);
+}
+
+#[tokio::test]
+async fn answers_larger_than_the_budget_never_wedge_the_session() {
+    // The default replay budget keeps the last streams' events: they are
+    // never held, so they cannot keep a request waiting.
+    let hub = Hub::new(None, 1024, 256 * 1024, 100_000);
+    for round in 0..4 {
+        for (tool, size) in [("echo", 10), ("big", 250_000), ("echo", 10)] {
+            let ticket = tokio::time::timeout(Duration::from_secs(5), hub.admit(call(tool)))
+                .await
+                .unwrap_or_else(|_| panic!("round {round}: {tool} was never admitted"));
+            let (id, mut rx) = hub.open(false);
+            hub.answer(id, &json!("x".repeat(size)), ticket);
+            hub.finish(id);
+            let got = drain(&mut rx);
+            assert_eq!(got.len(), 1);
+            hub.delivered(&rx);
+            drop(got);
+            assert_eq!(hub.held(), 0, "round {round}: all read, nothing held");
+        }
+    }
 }

@@ -1,30 +1,30 @@
-//! Requests read while an earlier one waits for admission (room in the
-//! byte budget, or a permit of the [`SERVE_MAX_REQUESTS_IN_FLIGHT`](super::SERVE_MAX_REQUESTS_IN_FLIGHT)):
-//! they wait behind it, in order, as their lines (their parsed values may
-//! take many times the bytes), counted against the budget, while the reader
-//! goes on handling responses and notifications (the client's answers to
-//! the server's own requests, which running calls may wait for).
+//! Requests read while they cannot be admitted yet (no room in the byte
+//! budget, or [`SERVE_MAX_REQUESTS_IN_FLIGHT`](super::SERVE_MAX_REQUESTS_IN_FLIGHT)
+//! running): they wait as their lines (their parsed values may take many
+//! times the bytes), while the reader goes on handling responses and
+//! notifications (the client's answers to the server's own requests, which
+//! running calls may wait for). Each is admitted as soon as it fits: one
+//! that does not fit never holds up one behind it that does.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::transport::budget::{Budget, Ticket, Waiting};
+use crate::transport::budget::{Budget, Demand, Ticket};
 use crate::transport::lines::Order;
 
-/// A request read while an earlier one waits for admission.
+/// A request read and not admitted yet.
 pub(super) struct Queued {
     /// Its line, parsed again once admitted.
     pub(super) line: Vec<u8>,
-    /// How many requests it holds (a batch, many).
-    pub(super) n: u32,
+    /// What it asks of the budget.
+    pub(super) demand: Demand,
     pub(super) order: Order,
     /// Its id (not for a batch), for `notifications/cancelled`.
     pub(super) id: Option<Value>,
-    /// Its bytes, held against the budget until admitted.
-    pub(super) waiting: Waiting,
-    pub(super) waiting_bytes: usize,
+    /// What it takes while it waits (its line and its place in the queue).
+    pub(super) bytes: usize,
 }
 
 /// How many bytes of requests may wait for admission before reading stops:
@@ -33,27 +33,11 @@ pub(super) fn queue_bound(budget: usize) -> usize {
     (budget / 16).max(1 << 20)
 }
 
-/// Waits until the first request waiting fits (permits, then the budget).
-/// Cancel-safe: dropped before it is done, the request still waits.
-pub(super) async fn admission(
-    permits: &Arc<Semaphore>,
-    budget: &Arc<Budget>,
-    head: Option<&mut Queued>,
-) -> Option<(OwnedSemaphorePermit, Ticket)> {
-    let head = head?;
-    let permit = Arc::clone(permits).acquire_many_owned(head.n).await.ok()?;
-    let ticket = budget.admit(head.n as usize, &mut head.waiting).await;
-    Some((permit, ticket))
-}
-
-/// Admits `n` requests if they fit now (and nothing waits before them).
-pub(super) fn admit_now(
-    permits: &Arc<Semaphore>,
-    budget: &Arc<Budget>,
-    n: u32,
-) -> Option<(OwnedSemaphorePermit, Ticket)> {
-    let permit = Arc::clone(permits).try_acquire_many_owned(n).ok()?;
-    Some((permit, budget.try_admit(n as usize)?))
+/// Waits until a request of `queue` fits: its position, and its ticket.
+/// Cancel-safe: dropped before it is done, every request still waits.
+/// Never ready on an empty queue.
+pub(super) async fn admission(budget: &Arc<Budget>, queue: &VecDeque<Queued>) -> (usize, Ticket) {
+    budget.admit_any(|| queue.iter().map(|q| q.demand)).await
 }
 
 /// The id a `notifications/cancelled` cancels.

@@ -15,11 +15,15 @@
 //!   `serde_json::Value` map as `Json`, the same with a schema, a list of
 //!   content parts as a `RawResult`;
 //! * `big_image` — a caption and a 5,000-character image under a cap of
-//!   1,000 characters.
+//!   1,000 characters;
+//! * `big` — `n` characters of text (under a cap of 64 Mi characters);
+//! * `slow` — sleeps `ms` milliseconds; `running` says how many `slow`
+//!   handlers of this process are running now.
 //!
 //! Resources `docs://fine` and `docs://boom` (panics), prompt `boom`
 //! (panics), completion (panics on the value `boom`).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use claude_code_agent_mcp::server::{
@@ -65,6 +69,31 @@ async fn work(v: Value, ctx: ToolContext) -> String {
         ctx.progress(done as f64, (steps > 0).then_some(steps as f64), None);
     }
     format!("{done} steps")
+}
+
+/// How many `slow` handlers run now.
+static SLOW_RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts a `slow` handler as running until dropped (its future ended or
+/// was dropped).
+struct Running;
+
+impl Running {
+    fn start() -> Self {
+        SLOW_RUNNING.fetch_add(1, Ordering::SeqCst);
+        Self
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        SLOW_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How many `slow` handlers of this process run now.
+pub fn slow_running() -> usize {
+    SLOW_RUNNING.load(Ordering::SeqCst)
 }
 
 /// The server.
@@ -125,6 +154,29 @@ pub fn server() -> Server {
             })
             .input_schema(object())
             .max_result_chars(BIG_IMAGE_CAP),
+        )
+        .tool(
+            Tool::new("big", "n characters of text", |v: Value| async move {
+                "x".repeat(v["n"].as_u64().unwrap_or(0) as usize)
+            })
+            .input_schema(object())
+            .max_result_chars(64 << 20),
+        )
+        .tool(
+            Tool::new("slow", "Sleeps ms milliseconds", |v: Value| async move {
+                let _running = Running::start();
+                let ms = v["ms"].as_u64().unwrap_or(1000);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                "slept"
+            })
+            .input_schema(object())
+            .timeout(Duration::from_secs(60)),
+        )
+        .tool(
+            Tool::new("running", "How many slow calls run", |_: Value| async {
+                slow_running().to_string()
+            })
+            .input_schema(object()),
         )
         .resource(Resource::new(
             "docs://fine",

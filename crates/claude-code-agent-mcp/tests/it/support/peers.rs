@@ -194,3 +194,48 @@ pub async fn wait_port(port: u16) {
     }
     panic!("nothing listens on 127.0.0.1:{port} after 30 s");
 }
+
+/// Runs the TypeScript SDK script `tests/peers/<script>` with `args` (the
+/// SDK at `dir`, from [`ts_sdk`]) in a process group of its own, killed if
+/// it takes more than `within`; its report, the JSON object on the last
+/// line of its stdout. Fails the test if it exits unsuccessfully.
+#[cfg(feature = "http-server")]
+pub async fn ts_script_report(
+    dir: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    within: std::time::Duration,
+) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peers")
+        .join(script);
+    let mut cmd = tokio::process::Command::new("node");
+    cmd.env("TS_SDK_DIR", dir)
+        .arg(path)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = cmd.spawn().expect("node runs");
+    let pgid = child.id().expect("a pid") as i32;
+    let output = match tokio::time::timeout(within, child.wait_with_output()).await {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            // SAFETY: signals the process group our child leads.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+            panic!("{script} {args:?} did not finish within {within:?}");
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{script} {args:?} failed ({}):\n{stderr}\n{stdout}",
+        output.status
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("no report ({e}) from {script}:\n{stdout}\n{stderr}"))
+}
