@@ -2,6 +2,8 @@
 //! results: drafts 2020-12 (the default), 2019-09, 7 and 6, every keyword
 //! that asserts something except those listed below, with `jsonschema`'s
 //! wording of each failure; its only dependency is `regex-lite`.
+//! `suite` runs the official JSON Schema Test Suite (draft 2020-12) against
+//! it; `docs/json-schema.md` shows how much passes.
 //!
 //! Left aside, reported as [`ProblemKind::Unsupported`] with the JSON
 //! pointer of the keyword:
@@ -28,6 +30,8 @@ mod check;
 mod compile;
 mod value;
 
+#[cfg(test)]
+mod suite;
 #[cfg(test)]
 mod tests;
 
