@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::json_schema::{Problem, Schema};
+use super::json_schema::{ProblemKind, Schema};
 
 /// How many validation errors a message lists before "and N more".
 const MAX_LISTED_ERRORS: usize = 8;
@@ -37,23 +37,26 @@ impl CompiledSchema {
     pub(crate) fn compile(schema: &Value, what: &str, tool: &str) -> Self {
         let kind = match Schema::compile(schema, cfg!(feature = "jsonschema")) {
             Ok(s) => Kind::BuiltIn(s),
-            Err(Problem::Invalid(reason)) => {
-                broken(what, tool, "is not a valid JSON schema", &reason)
-            }
+            Err(problem) if problem.kind == ProblemKind::Invalid => broken(
+                what,
+                tool,
+                "is not a valid JSON schema",
+                &problem.to_string(),
+            ),
             #[cfg(feature = "jsonschema")]
-            Err(Problem::Unsupported(reason)) => {
-                tracing::debug!(tool, %reason, "the tool's {what} is checked by jsonschema");
+            Err(problem) => {
+                tracing::debug!(tool, reason = %problem, "the tool's {what} is checked by jsonschema");
                 match jsonschema::validator_for(schema) {
                     Ok(v) => Kind::Full(Box::new(v)),
                     Err(e) => broken(what, tool, "is not a valid JSON schema", &e.to_string()),
                 }
             }
             #[cfg(not(feature = "jsonschema"))]
-            Err(Problem::Unsupported(reason)) => broken(
+            Err(problem) => broken(
                 what,
                 tool,
                 "needs the `jsonschema` feature of claude-code-agent-mcp to be checked",
-                &reason,
+                &problem.to_string(),
             ),
         };
         Self { kind }
@@ -144,6 +147,10 @@ mod tests {
         } else {
             let err = s.check(&json!({"name":"Zoë"})).unwrap_err();
             assert!(err.contains("needs the `jsonschema` feature"), "{err}");
+            assert!(
+                err.contains("at /properties/name/pattern: the pattern"),
+                "{err}"
+            );
         }
     }
 }

@@ -282,3 +282,47 @@ async fn a_panicking_handler_is_an_error_result_and_the_server_keeps_serving() {
     let reply = ask(&server, call(3, "add", json!({"a":1,"b":1}))).await;
     assert_eq!(text(result(&reply)), "2");
 }
+
+/// A schema the built-in checker cannot honour is never ignored. Without
+/// the `jsonschema` feature, building the tool logs an error naming the
+/// keyword and where it is (a JSON pointer into the schema), and every call
+/// gets that error back without reaching the handler; with the feature,
+/// `jsonschema` checks the schema.
+#[tokio::test]
+async fn a_schema_beyond_the_built_in_checker_is_refused_naming_the_keyword_and_where() {
+    let logs = logs::Logs::capture();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&calls);
+    let tool = Tool::new("greet", "Greets by name", move |_: Value| {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async { "hello" }
+    })
+    .input_schema(json!({"type":"object","properties":{
+        "name":{"type":"string","pattern":"^\\p{L}+$"}}}));
+    let logged_when_built = logs.text();
+    let server = Server::builder("greeter", "1").tool(tool).build();
+    let reply = ask(&server, call(1, "greet", json!({"name":"Zoë"}))).await;
+    if cfg!(feature = "jsonschema") {
+        assert_eq!(result(&reply)["isError"], false, "{reply}");
+        let reply = ask(&server, call(2, "greet", json!({"name":"Zoë1"}))).await;
+        assert_eq!(result(&reply)["isError"], true, "{reply}");
+        assert!(text(result(&reply)).contains("at /name:"), "{reply}");
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    } else {
+        let refusal = "at /properties/name/pattern: the pattern \"^\\\\p{L}+$\" is beyond \
+                       the built-in regular expressions";
+        for said in ["ERROR", "needs the `jsonschema` feature", refusal] {
+            assert!(
+                logged_when_built.contains(said),
+                "{said}: {logged_when_built}"
+            );
+        }
+        assert_eq!(result(&reply)["isError"], true, "{reply}");
+        let t = text(result(&reply));
+        assert!(
+            t.contains("needs the `jsonschema` feature") && t.contains(refusal),
+            "{t}"
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "the handler must not run");
+    }
+}

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_json::{Number, Value};
 
-use super::compile::{Compiled, Idx, JsonType, Node};
+use super::compile::{Compiled, DynamicRef, Idx, JsonType, Node};
 use super::value::{cmp_numbers, is_integer, is_multiple_of, json_eq};
 
 /// How deep `$ref`s and subschemas may nest for one value: beyond it the
@@ -113,24 +113,41 @@ use words::{EnumValues, JsonStr, TypeNames, plural};
 impl Compiled {
     /// Whether `value` is valid.
     pub(super) fn is_valid(&self, value: &Value) -> bool {
-        self.check(0, value, &mut String::new(), &mut Sink::quiet(), None, 0)
+        let scope = self.root_scope();
+        self.check(
+            0,
+            value,
+            &mut String::new(),
+            &mut Sink::quiet(),
+            None,
+            &scope,
+        )
     }
 
     /// Every failure of `value`, the first `limit` worded.
     pub(super) fn errors(&self, value: &Value, limit: usize) -> Sink {
         let mut sink = Sink::collecting(limit);
-        if !self.check(0, value, &mut String::new(), &mut sink, None, 0) && sink.count == 0 {
+        let scope = self.root_scope();
+        if !self.check(0, value, &mut String::new(), &mut sink, None, &scope) && sink.count == 0 {
             sink.report("", format_args!("the value does not match the schema"));
         }
         sink
+    }
+
+    fn root_scope(&self) -> Scope<'static> {
+        Scope {
+            depth: 0,
+            resource: self.node(0).resource,
+            outer: None,
+        }
     }
 
     fn node(&self, idx: Idx) -> &Node {
         &self.nodes[idx as usize]
     }
 
-    /// The check of one node. `seen` (when the caller tracks evaluation)
-    /// receives what this node evaluated, if it is valid.
+    /// The check of one node, from `outer`. `seen` (when the caller tracks
+    /// evaluation) receives what this node evaluated, if it is valid.
     fn check(
         &self,
         idx: Idx,
@@ -138,11 +155,11 @@ impl Compiled {
         path: &mut String,
         sink: &mut Sink,
         seen: Option<&mut Evaluated>,
-        depth: u32,
+        outer: &Scope<'_>,
     ) -> bool {
         let n = self.node(idx);
         let mut ok = true;
-        if depth > MAX_DEPTH {
+        if outer.depth > MAX_DEPTH {
             fail!(
                 sink,
                 path,
@@ -155,13 +172,21 @@ impl Compiled {
             fail!(sink, path, ok, "False schema does not allow {v}");
             return ok;
         }
-        let depth = depth + 1;
+        let scope = &outer.enter(n.resource);
         let mut local = (seen.is_some() || n.tracks_evaluation()).then(Evaluated::default);
         if let Some(r) = n.reference {
             sub!(
                 sink,
                 ok,
-                self.check(r, v, path, sink, local.as_mut(), depth)
+                self.check(r, v, path, sink, local.as_mut(), scope)
+            );
+        }
+        if let Some(dynamic) = &n.dynamic_reference {
+            let r = dynamic_target(dynamic, scope);
+            sub!(
+                sink,
+                ok,
+                self.check(r, v, path, sink, local.as_mut(), scope)
             );
         }
         if let Some(t) = n.types
@@ -183,20 +208,20 @@ impl Compiled {
             Value::Number(x) => ok &= self.number(n, x, v, path, sink),
             Value::String(s) => ok &= self.string(n, s, v, path, sink),
             Value::Array(items) => {
-                ok &= self.array(n, items, v, path, sink, local.as_mut(), depth);
+                ok &= self.array(n, items, v, path, sink, local.as_mut(), scope);
             }
-            Value::Object(map) => ok &= self.object(n, map, v, path, sink, local.as_mut(), depth),
+            Value::Object(map) => ok &= self.object(n, map, v, path, sink, local.as_mut(), scope),
             _ => {}
         }
         if !ok && !sink.collect {
             return false;
         }
-        ok &= self.in_place(n, v, path, sink, &mut local, depth);
+        ok &= self.in_place(n, v, path, sink, &mut local, scope);
         if !ok && !sink.collect {
             return false;
         }
         if let Some(local) = &mut local {
-            ok &= self.unevaluated(n, v, path, sink, local, depth);
+            ok &= self.unevaluated(n, v, path, sink, local, scope);
         }
         if ok && let (Some(seen), Some(local)) = (seen, local) {
             seen.merge(local);
@@ -283,16 +308,16 @@ impl Compiled {
         path: &mut String,
         sink: &mut Sink,
         seen: &mut Option<Evaluated>,
-        depth: u32,
+        scope: &Scope<'_>,
     ) -> bool {
         let mut ok = true;
         for &s in &n.all_of {
-            sub!(sink, ok, self.check(s, v, path, sink, seen.as_mut(), depth));
+            sub!(sink, ok, self.check(s, v, path, sink, seen.as_mut(), scope));
         }
         if !n.any_of.is_empty() {
             let mut any = false;
             for &s in &n.any_of {
-                any |= self.branch(s, v, seen, depth);
+                any |= self.branch(s, v, seen, scope);
                 if any && seen.is_none() {
                     break;
                 }
@@ -310,7 +335,7 @@ impl Compiled {
             let mut valid = 0;
             let mut candidate = seen.is_some().then(Evaluated::default);
             for &s in &n.one_of {
-                if self.branch(s, v, &mut candidate, depth) {
+                if self.branch(s, v, &mut candidate, scope) {
                     valid += 1;
                     if valid > 1 {
                         break;
@@ -338,18 +363,18 @@ impl Compiled {
             }
         }
         if let Some((s, schema)) = &n.not
-            && self.branch(*s, v, &mut None, depth)
+            && self.branch(*s, v, &mut None, scope)
         {
             fail!(sink, path, ok, "{schema} is not allowed for {v}");
         }
         if let Some((condition, then, otherwise)) = n.if_then_else {
-            let next = if self.branch(condition, v, seen, depth) {
+            let next = if self.branch(condition, v, seen, scope) {
                 then
             } else {
                 otherwise
             };
             if let Some(s) = next {
-                sub!(sink, ok, self.check(s, v, path, sink, seen.as_mut(), depth));
+                sub!(sink, ok, self.check(s, v, path, sink, seen.as_mut(), scope));
             }
         }
         ok
@@ -357,7 +382,7 @@ impl Compiled {
 
     /// A yes/no check of an applicator's branch, whose evaluation counts
     /// only if it is valid.
-    fn branch(&self, s: Idx, v: &Value, seen: &mut Option<Evaluated>, depth: u32) -> bool {
+    fn branch(&self, s: Idx, v: &Value, seen: &mut Option<Evaluated>, scope: &Scope<'_>) -> bool {
         let mut own = seen.is_some().then(Evaluated::default);
         let valid = self.check(
             s,
@@ -365,13 +390,56 @@ impl Compiled {
             &mut String::new(),
             &mut Sink::quiet(),
             own.as_mut(),
-            depth,
+            scope,
         );
         if valid && let (Some(seen), Some(own)) = (seen.as_mut(), own) {
             seen.merge(own);
         }
         valid
     }
+}
+
+/// Where a check is: how deep `$ref`s and subschemas nest, and the dynamic
+/// scope (the schema resources the check went through) in which a
+/// `$dynamicRef` resolves.
+pub(super) struct Scope<'a> {
+    depth: u32,
+    /// The resource of the schema being checked.
+    resource: u32,
+    /// Where the check entered that resource: the next resource out.
+    outer: Option<&'a Scope<'a>>,
+}
+
+impl Scope<'_> {
+    /// The scope of a subschema of `resource`, one level deeper.
+    fn enter(&self, resource: u32) -> Scope<'_> {
+        Scope {
+            depth: self.depth + 1,
+            resource,
+            outer: if resource == self.resource {
+                self.outer
+            } else {
+                Some(self)
+            },
+        }
+    }
+}
+
+/// Where a `$dynamicRef` goes from `scope`: the dynamic anchor of the
+/// outermost resource that has one, else its static target.
+fn dynamic_target(dynamic: &DynamicRef, scope: &Scope<'_>) -> Idx {
+    let mut target = dynamic.target;
+    if dynamic.anchors.is_empty() {
+        return target;
+    }
+    let mut at = Some(scope);
+    while let Some(s) = at {
+        if let Some(&(_, idx)) = dynamic.anchors.iter().find(|(r, _)| *r == s.resource) {
+            target = idx;
+        }
+        at = s.outer;
+    }
+    target
 }
 
 fn has_type(types: u8, value: &Value) -> bool {

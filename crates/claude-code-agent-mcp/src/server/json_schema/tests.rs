@@ -1,7 +1,7 @@
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::{Problem, Schema};
+use super::{ProblemKind, Schema};
 
 fn schema(s: Value) -> Schema {
     Schema::compile(&s, false).unwrap_or_else(|e| panic!("{s}: {e:?}"))
@@ -120,43 +120,131 @@ fn unevaluated_properties_see_through_in_place_applicators() {
     assert!(!items.is_valid(&json!([1, "a", 2])));
 }
 
+/// Each problem says where it is: the JSON pointer of the keyword (or
+/// subschema) at fault, however deep.
 #[test]
 fn what_is_left_aside_is_unsupported_and_broken_schemas_are_invalid() {
-    for s in [
-        json!({"type":"string","pattern":"\\p{L}+"}),
-        json!({"type":"string","pattern":"(?=a)"}),
-        json!({"$ref":"https://example.com/elsewhere.json"}),
-        json!({"$dynamicRef":"#x"}),
-        json!({"$schema":"http://json-schema.org/draft-04/schema#"}),
+    let problem = |s: &Value, kind: ProblemKind| {
+        let p = Schema::compile(s, false)
+            .err()
+            .unwrap_or_else(|| panic!("{s} compiled"));
+        assert_eq!(p.kind, kind, "{s}: {p}");
+        p.to_string()
+    };
+    for (s, message) in [
+        (
+            json!({"properties":{"name":{"type":"string","pattern":"\\p{L}+"}}}),
+            "at /properties/name/pattern: the pattern \"\\\\p{L}+\" is beyond the built-in \
+             regular expressions (Unicode character classes are not supported)",
+        ),
+        (
+            json!({"patternProperties":{"(?=a)":{}}}),
+            "at /patternProperties/(?=a): the pattern \"(?=a)\" is beyond the built-in",
+        ),
+        // Found through the $ref that compiles it, named where it is.
+        (
+            json!({"items":{"$ref":"#/$defs/a"},"$defs":{"a":{"$ref":"https://example.com/elsewhere.json"}}}),
+            "at /$defs/a/$ref: the $ref \"https://example.com/elsewhere.json\" points to \
+             another document",
+        ),
+        (
+            json!({"properties":{"a":{"$ref":"https://json-schema.org/draft/2020-12/schema"}}}),
+            "at /properties/a/$ref: the $ref",
+        ),
+        (
+            json!({"$schema":"https://json-schema.org/draft/2019-09/schema",
+                   "properties":{"a":{"$recursiveRef":"#"}}}),
+            "at /properties/a/$recursiveRef: $recursiveRef is not built in",
+        ),
+        (
+            json!({"$schema":"http://json-schema.org/draft-04/schema#"}),
+            "at /$schema: the $schema \"http://json-schema.org/draft-04/schema#\" is not built in",
+        ),
     ] {
-        assert!(
-            matches!(Schema::compile(&s, false), Err(Problem::Unsupported(_))),
-            "{s}"
-        );
+        let found = problem(&s, ProblemKind::Unsupported);
+        assert!(found.starts_with(message), "{s}: {found}");
     }
-    for s in [
-        json!({"type":12}),
-        json!({"type":["string","string"]}),
-        json!({"required":["a","a"]}),
-        json!({"minLength":-1}),
-        json!({"multipleOf":0}),
-        json!({"allOf":[]}),
-        json!({"properties":{"a":3}}),
-        json!({"$ref":"#/$defs/missing"}),
+    for (s, message) in [
+        (json!({"type":12}), "at /type: type must be"),
+        (
+            json!({"items":{"type":["string","string"]}}),
+            "at /items/type:",
+        ),
+        (json!({"required":["a","a"]}), "at /required:"),
+        (json!({"not":{"minLength":-1}}), "at /not/minLength:"),
+        (json!({"multipleOf":0}), "at /multipleOf:"),
+        (
+            json!({"allOf":[]}),
+            "at /allOf: allOf must be a non-empty array",
+        ),
+        (
+            json!({"properties":{"a":3}}),
+            "at /properties/a: 3 is not a schema",
+        ),
+        (
+            json!({"$ref":"#/$defs/missing"}),
+            "at /$ref: the $ref \"#/$defs/missing\" points at nothing",
+        ),
+        (
+            json!({"anyOf":[true,{"$dynamicRef":"#nowhere"}]}),
+            "at /anyOf/1/$dynamicRef: the $dynamicRef \"#nowhere\" names no anchor",
+        ),
+        (json!(3), "at (root): 3 is not a schema"),
     ] {
-        assert!(
-            matches!(Schema::compile(&s, false), Err(Problem::Invalid(_))),
-            "{s}"
-        );
+        let found = problem(&s, ProblemKind::Invalid);
+        assert!(found.starts_with(message), "{s}: {found}");
     }
     // Draft 7 formats are left to jsonschema only when it is there to assert them.
     let d7 = json!({"$schema":"http://json-schema.org/draft-07/schema#","type":"string","format":"email"});
     assert!(Schema::compile(&d7, false).is_ok());
-    assert!(matches!(
-        Schema::compile(&d7, true),
-        Err(Problem::Unsupported(_))
-    ));
+    let p = Schema::compile(&d7, true).err().expect("deferred");
+    assert_eq!(p.kind, ProblemKind::Unsupported);
+    assert!(p.to_string().starts_with("at /format: "), "{p}");
     assert!(Schema::compile(&json!({"type":"string","format":"email"}), true).is_ok());
+}
+
+/// `dependencies` (split into `dependentRequired` and `dependentSchemas` by
+/// 2019-09) is honoured in 2020-12 too, beside them, as `jsonschema` does.
+#[test]
+fn dependencies_count_in_every_draft() {
+    let s = schema(json!({
+        "dependencies":{"a":["b"],"c":{"required":["d"]}},
+        "dependentSchemas":{"e":{"required":["f"]}}
+    }));
+    assert!(s.is_valid(&json!({"a":1,"b":2,"c":3,"d":4,"e":5,"f":6})));
+    assert!(!s.is_valid(&json!({"a":1})));
+    assert!(!s.is_valid(&json!({"c":1})));
+    assert!(!s.is_valid(&json!({"e":1})));
+}
+
+/// A `$dynamicRef` goes to the dynamic anchor of the outermost resource the
+/// check went through: one generic list, its item type chosen by the schema
+/// that uses it.
+#[test]
+fn dynamic_refs_resolve_in_the_dynamic_scope() {
+    let s = json!({
+        "$id": "https://example.com/tool",
+        "type": "object",
+        "properties": {"numbers": {"$ref": "numbers"}, "words": {"$ref": "words"}},
+        "$defs": {
+            "list": {"$id": "list", "type": "array", "items": {"$dynamicRef": "#item"},
+                     "$defs": {"any": {"$dynamicAnchor": "item"}}},
+            "numbers": {"$id": "numbers", "$ref": "list",
+                        "$defs": {"item": {"$dynamicAnchor": "item", "type": "number"}}},
+            "words": {"$id": "words", "$ref": "list",
+                      "$defs": {"item": {"$dynamicAnchor": "item", "type": "string"}}}
+        }
+    });
+    let compiled = schema(s.clone());
+    assert!(compiled.is_valid(&json!({"numbers":[1,2],"words":["a"]})));
+    assert!(!compiled.is_valid(&json!({"numbers":["a"]})));
+    assert_eq!(
+        errors(&s, &json!({"numbers":[1,"x"],"words":["a",2]})),
+        [
+            "- at /numbers/1: \"x\" is not of type \"number\"",
+            "- at /words/1: 2 is not of type \"string\""
+        ]
+    );
 }
 
 // ------------------------------------------------ agreement with jsonschema

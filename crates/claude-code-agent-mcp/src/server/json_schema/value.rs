@@ -152,32 +152,65 @@ pub(super) fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// `reference` resolved against `base` (RFC 3986 in the forms schemas use:
-/// absolute, fragment only, absolute path, relative path), fragment kept.
+/// absolute, fragment only, absolute path, relative path, with `.` and `..`
+/// segments), fragment kept.
 pub(super) fn resolve_uri(base: &str, reference: &str) -> String {
     let base = base.split_once('#').map_or(base, |(b, _)| b);
     if has_scheme(reference) {
-        return reference.to_owned();
+        return remove_dot_segments(reference.to_owned());
     }
     if reference.starts_with('#') || reference.is_empty() {
         return format!("{base}{reference}");
     }
     if let Some(rest) = reference.strip_prefix("//") {
         let scheme = base.split_once(':').map_or("", |(s, _)| s);
-        return format!("{scheme}://{rest}");
+        return remove_dot_segments(format!("{scheme}://{rest}"));
     }
     if reference.starts_with('/') {
-        // scheme://authority of the base, then the path.
-        let authority_end = base
-            .find("://")
-            .map(|i| i + 3 + base[i + 3..].find('/').unwrap_or(base.len() - i - 3))
-            .unwrap_or_else(|| base.find(':').map_or(0, |i| i + 1));
-        return format!("{}{reference}", &base[..authority_end]);
+        return remove_dot_segments(format!("{}{reference}", &base[..authority_end(base)]));
     }
     let dir = base.rfind('/').map_or_else(
         || base.find(':').map_or("", |i| &base[..=i]),
         |i| &base[..=i],
     );
-    format!("{dir}{reference}")
+    remove_dot_segments(format!("{dir}{reference}"))
+}
+
+/// Where the path of `uri` starts: after `scheme://authority`, or after
+/// `scheme:`.
+fn authority_end(uri: &str) -> usize {
+    uri.find("://")
+        .map(|i| i + 3 + uri[i + 3..].find('/').unwrap_or(uri.len() - i - 3))
+        .unwrap_or_else(|| uri.find(':').map_or(0, |i| i + 1))
+}
+
+/// The `.` and `..` segments of an absolute path resolved (RFC 3986,
+/// section 5.2.4): `a/b/./c/../d` names `a/b/d`.
+fn remove_dot_segments(uri: String) -> String {
+    let end = uri.find('#').unwrap_or(uri.len());
+    let start = authority_end(&uri[..end]);
+    let path = &uri[start..end];
+    if !path.starts_with('/') || !path.split('/').any(|s| s == "." || s == "..") {
+        return uri;
+    }
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let mut kept: Vec<&str> = vec![""];
+    for (i, segment) in segments.iter().enumerate() {
+        match *segment {
+            "." => {}
+            ".." => {
+                if kept.len() > 1 {
+                    kept.pop();
+                }
+            }
+            s => kept.push(s),
+        }
+        // `a/.` and `a/..` name directories: the trailing `/` stays.
+        if i + 1 == segments.len() && matches!(*segment, "." | "..") {
+            kept.push("");
+        }
+    }
+    format!("{}{}{}", &uri[..start], kept.join("/"), &uri[end..])
 }
 
 fn has_scheme(s: &str) -> bool {
@@ -252,6 +285,19 @@ mod tests {
             "https://example.com/schemas/b.json#f"
         );
         assert_eq!(resolve_uri(base, "/c.json"), "https://example.com/c.json");
+        assert_eq!(
+            resolve_uri("https://example.com/a/nested/foo.json", "./bar.json#x"),
+            "https://example.com/a/nested/bar.json#x"
+        );
+        assert_eq!(
+            resolve_uri(base, "../up/./b.json"),
+            "https://example.com/up/b.json"
+        );
+        assert_eq!(
+            resolve_uri(base, "/../c.json"),
+            "https://example.com/c.json"
+        );
+        assert_eq!(resolve_uri(base, "x/.."), "https://example.com/schemas/");
         assert_eq!(resolve_uri(base, "urn:x"), "urn:x");
         assert_eq!(resolve_uri("urn:root", "#a"), "urn:root#a");
         assert_eq!(percent_decode("a%25b%7E").as_deref(), Some("a%b~"));

@@ -12,7 +12,6 @@ pub mod fault_http;
 pub mod http_session;
 #[cfg(feature = "http-server")]
 pub mod interop_server;
-#[cfg(feature = "oauth-server")]
 pub mod logs;
 #[cfg(feature = "http-client")]
 pub mod peer_checks;
@@ -21,13 +20,14 @@ pub mod wire;
 
 use std::sync::{Arc, Mutex};
 
-use claude_code_agent_mcp::{RequestContext, Server, Session, Tool};
+use claude_code_agent_mcp::{RequestContext, Server, Session};
 use serde_json::{Value, json};
 
 /// `stuck`: a tool whose handler blocks its thread for 2.5 s, with a
 /// timeout of 300 ms (what a handler must not do: see docs/mcp-servers.md).
-pub fn stuck_tool() -> Tool {
-    Tool::new("stuck", "blocks its thread", |_: Value| async move {
+#[cfg(feature = "http-server")]
+pub fn stuck_tool() -> claude_code_agent_mcp::Tool {
+    claude_code_agent_mcp::Tool::new("stuck", "blocks its thread", |_: Value| async move {
         std::thread::sleep(std::time::Duration::from_millis(2500));
         "blocked"
     })

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::words::{JsonStr, Unexpected, plural, plural_y};
-use super::{Evaluated, Sink};
+use super::{Evaluated, Scope, Sink};
 use crate::server::json_schema::compile::{Compiled, Node};
 use crate::server::json_schema::value::{json_eq, push_token};
 
@@ -20,7 +20,7 @@ impl Compiled {
         path: &mut String,
         sink: &mut Sink,
         mut seen: Option<&mut Evaluated>,
-        depth: u32,
+        scope: &Scope<'_>,
     ) -> bool {
         let mut ok = true;
         let len = items.len() as u64;
@@ -66,7 +66,7 @@ impl Compiled {
             if sink.collect {
                 let _ = write!(path, "/{i}");
             }
-            let valid = self.check(schema, item, path, sink, None, depth);
+            let valid = self.check(schema, item, path, sink, None, scope);
             path.truncate(len);
             sub!(sink, ok, valid);
         }
@@ -77,7 +77,7 @@ impl Compiled {
         if let Some(contains) = n.contains {
             let mut matched = 0u64;
             for (i, item) in items.iter().enumerate() {
-                if self.check(contains, item, path, &mut Sink::quiet(), None, depth) {
+                if self.check(contains, item, path, &mut Sink::quiet(), None, scope) {
                     matched += 1;
                     if let Some(seen) = seen.as_deref_mut() {
                         seen.items.push(i);
@@ -126,7 +126,7 @@ impl Compiled {
         path: &mut String,
         sink: &mut Sink,
         mut seen: Option<&mut Evaluated>,
-        depth: u32,
+        scope: &Scope<'_>,
     ) -> bool {
         let mut ok = true;
         // A small object is scanned: cheaper than hashing each name.
@@ -204,7 +204,7 @@ impl Compiled {
                 push_token(path, key);
             }
             for schema in schemas.chain(extra) {
-                let valid = self.check(schema, value, path, sink, None, depth);
+                let valid = self.check(schema, value, path, sink, None, scope);
                 if !valid && !sink.collect {
                     return false;
                 }
@@ -229,7 +229,7 @@ impl Compiled {
         if let Some(names) = n.property_names {
             for key in map.keys() {
                 let name = Value::String(key.clone());
-                sub!(sink, ok, self.check(names, &name, path, sink, None, depth));
+                sub!(sink, ok, self.check(names, &name, path, sink, None, scope));
             }
         }
         for (name, schema) in &n.dependent_schemas {
@@ -237,7 +237,7 @@ impl Compiled {
                 sub!(
                     sink,
                     ok,
-                    self.check(*schema, v, path, sink, seen.as_deref_mut(), depth)
+                    self.check(*schema, v, path, sink, seen.as_deref_mut(), scope)
                 );
             }
         }
@@ -252,7 +252,7 @@ impl Compiled {
         path: &mut String,
         sink: &mut Sink,
         seen: &mut Evaluated,
-        depth: u32,
+        scope: &Scope<'_>,
     ) -> bool {
         let mut ok = true;
         let mut unexpected: Vec<String> = Vec::new();
@@ -274,7 +274,7 @@ impl Compiled {
                     if sink.collect {
                         push_token(path, key);
                     }
-                    let valid = self.check(schema, value, path, sink, None, depth);
+                    let valid = self.check(schema, value, path, sink, None, scope);
                     path.truncate(len);
                     sub!(sink, ok, valid);
                     seen.properties.push(key.clone());
@@ -307,7 +307,7 @@ impl Compiled {
                     if sink.collect {
                         let _ = write!(path, "/{i}");
                     }
-                    let valid = self.check(schema, item, path, sink, None, depth);
+                    let valid = self.check(schema, item, path, sink, None, scope);
                     path.truncate(len);
                     sub!(sink, ok, valid);
                 }
