@@ -85,7 +85,7 @@ use axum::routing::{any, get};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 #[cfg(feature = "oauth-server")]
-pub use auth::{IntrospectionVerifier, JwtVerifier};
+pub use auth::{IntrospectionVerifier, JwtAlgorithm, JwtVerifier, KeyError, VerificationKey};
 pub use auth::{ProtectedResource, StaticToken, TokenVerifier, VerifyError};
 pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;
