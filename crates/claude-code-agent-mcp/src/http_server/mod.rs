@@ -131,7 +131,8 @@ impl StreamableHttpService {
         }
     }
 
-    /// The endpoint as an axum router, to serve or to merge into your own.
+    /// The endpoint as an axum (0.8) router, to serve or to merge into
+    /// your own.
     /// With a [`ProtectedResource`], it also serves the resource's metadata
     /// at `/.well-known/oauth-protected-resource` and at the path-aware
     /// form for the endpoint's path (and for the resource URL's path, when
