@@ -110,8 +110,3 @@ pub mod __private {
 
 /// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.
 pub use schemars;
-
-/// The `jsonwebtoken` (12) whose keys and algorithms
-/// [`JwtVerifier`](http_server::JwtVerifier) takes (feature `oauth-server`).
-#[cfg(feature = "oauth-server")]
-pub use jsonwebtoken;

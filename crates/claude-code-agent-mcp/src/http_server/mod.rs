@@ -85,7 +85,7 @@ use axum::routing::{any, get};
 use tokio::net::{TcpListener, ToSocketAddrs};
 
 #[cfg(feature = "oauth-server")]
-pub use auth::{IntrospectionVerifier, JwtVerifier};
+pub use auth::{IntrospectionVerifier, JwtAlgorithm, JwtVerifier, KeyError, VerificationKey};
 pub use auth::{ProtectedResource, StaticToken, TokenVerifier, VerifyError};
 pub use config::{HTTP_MAX_HELD_BYTES, ResponseMode, StreamableHttpConfig};
 pub use guard::ASSUMED_PROTOCOL_VERSION;
@@ -131,7 +131,8 @@ impl StreamableHttpService {
         }
     }
 
-    /// The endpoint as an axum router, to serve or to merge into your own.
+    /// The endpoint as an axum (0.8) router, to serve or to merge into
+    /// your own.
     /// With a [`ProtectedResource`], it also serves the resource's metadata
     /// at `/.well-known/oauth-protected-resource` and at the path-aware
     /// form for the endpoint's path (and for the resource URL's path, when

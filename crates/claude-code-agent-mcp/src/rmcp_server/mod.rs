@@ -7,6 +7,16 @@
 //! Streamable HTTP, the in-process client — and so does the Claude Agent
 //! SDK's bridge, in process.
 //!
+//! This crate does not re-export rmcp: depend on it yourself, at a version
+//! this crate's requirement allows (3.11 or a later 3.x), with the
+//! features your server uses (`server`, `macros`):
+//!
+//! ```toml
+//! [dependencies]
+//! claude-code-agent-mcp = { version = "0.1", features = ["rmcp"] }
+//! rmcp = { version = "3.11", features = ["server", "macros"] }
+//! ```
+//!
 //! ```
 //! use claude_code_agent_mcp::rmcp_server::RmcpServer;
 //! use claude_code_agent_mcp::{Handler, RequestContext, Session};
@@ -72,9 +82,6 @@
 
 mod guard;
 mod link;
-
-/// The rmcp this adapter serves (its `ServerHandler`, macros and model).
-pub use rmcp;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;

@@ -21,7 +21,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use claude_code_agent_mcp::client::auth::{AuthorizationRequest, AuthorizationResponse, OAuth};
 use claude_code_agent_mcp::client::{ClientOptions, Error, HttpOptions, HttpTransport, McpClient};
 use claude_code_agent_mcp::http_server::{
-    JwtVerifier, ProtectedResource, StreamableHttpConfig, StreamableHttpService,
+    JwtVerifier, ProtectedResource, StreamableHttpConfig, StreamableHttpService, VerificationKey,
 };
 use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -261,7 +261,8 @@ async fn start_server(a: &As, jwks: &JwkSet, refuse_get: bool) -> String {
         .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier = JwtVerifier::new(a.base(), url.clone()).jwks(jwks);
+    let keys = VerificationKey::from_jwks(serde_json::to_vec(jwks).unwrap()).unwrap();
+    let verifier = JwtVerifier::new(a.base(), url.clone()).keys(keys);
     let resource = ProtectedResource::new(url.clone(), verifier)
         .authorization_server(a.base())
         .scopes_supported(["mcp:read", "mcp:write"])

@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use base64::Engine;
 use claude_code_agent_mcp::http_server::{
-    IntrospectionVerifier, JwtVerifier, ProtectedResource, StaticToken, StreamableHttpConfig,
-    StreamableHttpService,
+    IntrospectionVerifier, JwtAlgorithm, JwtVerifier, ProtectedResource, StaticToken,
+    StreamableHttpConfig, StreamableHttpService, VerificationKey,
 };
 use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -25,11 +27,13 @@ use crate::support::http_session;
 
 const ISSUER: &str = "https://auth.test.example";
 
-/// An ES256 key pair made now: its signing key and its public JWK (`kid`).
+/// An ES256 key pair made now: its signing key, its public JWK (`kid`) and
+/// its public key in DER (SubjectPublicKeyInfo).
 struct SigningKey {
     kid: String,
     key: EncodingKey,
     jwk: Jwk,
+    der: Vec<u8>,
 }
 
 fn es256(kid: &str) -> SigningKey {
@@ -39,11 +43,25 @@ fn es256(kid: &str) -> SigningKey {
     let key = EncodingKey::from_ec_der(pkcs8.as_ref());
     let mut jwk = Jwk::from_encoding_key(&key, Algorithm::ES256).unwrap();
     jwk.common.key_id = Some(kid.to_owned());
+    let der = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+        .unwrap()
+        .public_key()
+        .as_der()
+        .unwrap()
+        .as_ref()
+        .to_vec();
     SigningKey {
         kid: kid.to_owned(),
         key,
         jwk,
+        der,
     }
+}
+
+/// A public key in PEM.
+fn pem(der: &[u8]) -> String {
+    let body = base64::engine::general_purpose::STANDARD.encode(der);
+    format!("-----BEGIN PUBLIC KEY-----\n{body}\n-----END PUBLIC KEY-----\n")
 }
 
 fn now() -> u64 {
@@ -587,23 +605,29 @@ async fn missing_scopes_are_403_insufficient_scope_naming_them() {
     assert_eq!(challenge, insufficient(&r, "mcp"));
 }
 
-/// Keys given directly (a JWKS document, one `DecodingKey`) need no fetch;
+/// Keys given directly (a JWKS document, a JWK, PEM, DER) need no fetch;
 /// HS256 is accepted only with the secret given explicitly.
 #[tokio::test]
 async fn keys_and_secrets_given_directly() {
     let in_set = es256("set");
-    let single = es256("single");
+    let [jwk, from_pem, from_der] = ["jwk", "pem", "der"].map(es256);
     let set = JwkSet {
         keys: vec![in_set.jwk.clone()],
     };
-    let single_key = jsonwebtoken::DecodingKey::from_jwk(&single.jwk).unwrap();
+    let keys = VerificationKey::from_jwks(serde_json::to_string(&set).unwrap()).unwrap();
+    let jwk_key = VerificationKey::from_jwk(serde_json::to_vec(&jwk.jwk).unwrap()).unwrap();
+    assert_eq!(jwk_key.kid(), Some("jwk"));
+    let pem_key = VerificationKey::from_pem(JwtAlgorithm::Es256, pem(&from_pem.der)).unwrap();
+    let der_key = VerificationKey::from_der(JwtAlgorithm::Es256, &from_der.der).unwrap();
     let r = start_with(
         |url| {
             ProtectedResource::new(
                 url,
                 JwtVerifier::new(ISSUER, url)
-                    .jwks(&set)
-                    .key(Some("single"), Some(Algorithm::ES256), single_key)
+                    .keys(keys)
+                    .key(jwk_key)
+                    .key(pem_key.with_kid("pem"))
+                    .key(der_key.with_kid("der"))
                     .hmac_secret(b"a shared secret of 32 bytes or so"),
             )
         },
@@ -620,7 +644,14 @@ async fn keys_and_secrets_given_directly() {
     };
     for (token, expected) in [
         (sign(&in_set, &claims(&r.url, "mcp")), StatusCode::OK),
-        (sign(&single, &claims(&r.url, "mcp")), StatusCode::OK),
+        (sign(&jwk, &claims(&r.url, "mcp")), StatusCode::OK),
+        (sign(&from_pem, &claims(&r.url, "mcp")), StatusCode::OK),
+        (sign(&from_der, &claims(&r.url, "mcp")), StatusCode::OK),
+        // The PEM key under the DER key's kid: the kid chooses the key.
+        (
+            sign_as(&from_pem, "der", &claims(&r.url, "mcp")),
+            StatusCode::UNAUTHORIZED,
+        ),
         (hs(b"a shared secret of 32 bytes or so"), StatusCode::OK),
         (hs(b"another secret"), StatusCode::UNAUTHORIZED),
         (

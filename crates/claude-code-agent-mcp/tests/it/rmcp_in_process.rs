@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{McpClient, RequestOptions};
 use claude_code_agent_mcp::rmcp_server::RmcpServer;
-use claude_code_agent_mcp::rmcp_server::rmcp::model::{
+use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ProgressNotificationParam,
 };
-use claude_code_agent_mcp::rmcp_server::rmcp::service::RequestContext;
-use claude_code_agent_mcp::rmcp_server::rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 const TIMEOUT: Duration = Duration::from_millis(400);

@@ -371,7 +371,7 @@ impl Options {
     #[cfg(feature = "rmcp")]
     pub fn rmcp_server<H>(mut self, name: impl Into<String>, handler: H) -> Self
     where
-        H: crate::mcp::rmcp_server::rmcp::ServerHandler,
+        H: rmcp::ServerHandler,
     {
         let server = crate::mcp::rmcp_server::RmcpServer::new(handler);
         self.mcp_servers.push(InProcessServer::new(name, server));

@@ -217,10 +217,7 @@ impl McpServerConfig {
     /// and with the same rules as a native [`Server`]; see
     /// [`mcp::rmcp_server`](crate::mcp::rmcp_server). Feature `rmcp`.
     #[cfg(feature = "rmcp")]
-    pub fn rmcp<H: crate::mcp::rmcp_server::rmcp::ServerHandler>(
-        name: impl Into<String>,
-        handler: H,
-    ) -> Self {
+    pub fn rmcp<H: rmcp::ServerHandler>(name: impl Into<String>, handler: H) -> Self {
         let server = crate::mcp::rmcp_server::RmcpServer::new(handler);
         Self::InProcess(InProcessServer::new(name, server))
     }

@@ -8,18 +8,17 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::jwk::{Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
-use super::{TokenVerifier, VerifyError};
+use super::{JwtAlgorithm, TokenVerifier, VerificationKey, VerifyError};
 use crate::server::AccessToken;
 
 /// The most a JWKS document may weigh.
 const MAX_JWKS_BYTES: usize = 512 * 1024;
 
 /// The asymmetric algorithms accepted by default.
-const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
+const DEFAULT_ALGORITHMS: [Algorithm; 9] = [
     Algorithm::RS256,
     Algorithm::RS384,
     Algorithm::RS512,
@@ -28,6 +27,7 @@ const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
     Algorithm::PS512,
     Algorithm::ES256,
     Algorithm::ES384,
+    Algorithm::EdDSA,
 ];
 
 /// A [`TokenVerifier`] for JWT access tokens (feature `oauth-server`).
@@ -38,8 +38,8 @@ const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
 ///   by default RS256/384/512, PS256/384/512, ES256/384 and EdDSA; never
 ///   `none`; HS256/384/512 only with an explicit
 ///   [`hmac_secret`](Self::hmac_secret)),
-/// * a key signed it: a key given directly ([`key`](Self::key),
-///   [`key_pem`](Self::key_pem), [`jwks`](Self::jwks)), or one of the
+/// * a key signed it: a [`VerificationKey`] given directly
+///   ([`key`](Self::key), [`keys`](Self::keys)), or one of the
 ///   key set at [`jwks_url`](Self::jwks_url), chosen by the token's
 ///   `kid` (fetched on first use, cached, fetched again when a token names
 ///   a `kid` it does not hold — at most once per
@@ -109,28 +109,14 @@ const DEFAULT_ALGORITHMS: [Algorithm; 8] = [
 pub struct JwtVerifier {
     issuers: Vec<String>,
     audiences: Vec<String>,
-    algorithms: Option<Vec<Algorithm>>,
+    algorithms: Option<Vec<JwtAlgorithm>>,
     leeway: Duration,
-    keys: Vec<Key>,
+    keys: Vec<VerificationKey>,
     secret: Option<Arc<DecodingKey>>,
     remote: Option<Arc<Remote>>,
     fetch_timeout: Duration,
     refresh_interval: Duration,
     max_key_age: Duration,
-}
-
-/// One verification key.
-#[derive(Clone)]
-struct Key {
-    kid: Option<String>,
-    alg: Option<Algorithm>,
-    key: Arc<DecodingKey>,
-}
-
-impl Key {
-    fn fits(&self, alg: Algorithm) -> bool {
-        self.key.family() == alg.family() && self.alg.is_none_or(|a| a == alg)
-    }
 }
 
 /// A key set fetched from a URL, and when.
@@ -143,7 +129,7 @@ struct Remote {
 
 #[derive(Default)]
 struct RemoteState {
-    keys: Arc<Vec<Key>>,
+    keys: Arc<Vec<VerificationKey>>,
     /// When the keys were fetched (none yet: `None`).
     fetched: Option<Instant>,
     /// When a fetch was last tried, and whether it failed.
@@ -196,44 +182,19 @@ impl JwtVerifier {
         self
     }
 
-    /// Adds the keys of this JWKS document (keys it cannot use, such as
-    /// encryption or symmetric keys, are skipped).
+    /// Adds a key, for the tokens it [serves](VerificationKey).
     #[must_use]
-    pub fn jwks(mut self, jwks: &jsonwebtoken::jwk::JwkSet) -> Self {
-        self.keys.extend(jwks.keys.iter().filter_map(key_of_jwk));
+    pub fn key(mut self, key: VerificationKey) -> Self {
+        self.keys.push(key);
         self
     }
 
-    /// Adds one key, for the tokens whose header names `kid` (or, with
-    /// `None`, for any token whose `alg` fits the key's family); with
-    /// `alg`, only for tokens of that algorithm.
+    /// Adds keys, such as those of a JWK set
+    /// ([`VerificationKey::from_jwks`]).
     #[must_use]
-    pub fn key(mut self, kid: Option<&str>, alg: Option<Algorithm>, key: DecodingKey) -> Self {
-        self.keys.push(Key {
-            kid: kid.map(str::to_owned),
-            alg,
-            key: Arc::new(key),
-        });
+    pub fn keys(mut self, keys: impl IntoIterator<Item = VerificationKey>) -> Self {
+        self.keys.extend(keys);
         self
-    }
-
-    /// Adds a public key in PEM for tokens of `alg` (RSA, EC or Ed25519 as
-    /// `alg` says), under `kid` if given.
-    pub fn key_pem(
-        self,
-        kid: Option<&str>,
-        alg: Algorithm,
-        pem: &[u8],
-    ) -> Result<Self, jsonwebtoken::errors::Error> {
-        let key = match alg.family() {
-            AlgorithmFamily::Rsa => DecodingKey::from_rsa_pem(pem)?,
-            AlgorithmFamily::Ec => DecodingKey::from_ec_pem(pem)?,
-            AlgorithmFamily::Ed => DecodingKey::from_ed_pem(pem)?,
-            AlgorithmFamily::Hmac => {
-                return Err(ErrorKind::InvalidKeyFormat.into());
-            }
-        };
-        Ok(self.key(kid, Some(alg), key))
     }
 
     /// Accepts HS256, HS384 and HS512 tokens signed with this shared
@@ -248,7 +209,7 @@ impl JwtVerifier {
     /// The algorithms accepted (replacing the default list). HMAC ones
     /// still need an [`hmac_secret`](Self::hmac_secret).
     #[must_use]
-    pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = Algorithm>) -> Self {
+    pub fn algorithms(mut self, algorithms: impl IntoIterator<Item = JwtAlgorithm>) -> Self {
         self.algorithms = Some(algorithms.into_iter().collect());
         self
     }
@@ -292,8 +253,8 @@ impl JwtVerifier {
             return false;
         }
         match &self.algorithms {
-            Some(list) => list.contains(&alg),
-            None => hmac || DEFAULT_ALGORITHMS.contains(&alg) || alg == Algorithm::EdDSA,
+            Some(list) => list.iter().any(|a| a.to_jwt() == alg),
+            None => hmac || DEFAULT_ALGORITHMS.contains(&alg),
         }
     }
 
@@ -306,7 +267,7 @@ impl JwtVerifier {
         if alg.family() == AlgorithmFamily::Hmac {
             return Ok(self.secret.iter().cloned().collect());
         }
-        let pick = |keys: &[Key]| -> Vec<Arc<DecodingKey>> {
+        let pick = |keys: &[VerificationKey]| -> Vec<Arc<DecodingKey>> {
             keys.iter()
                 .filter(|k| k.fits(alg))
                 .filter(|k| match kid {
@@ -343,7 +304,7 @@ impl JwtVerifier {
         &self,
         remote: &Remote,
         refresh: bool,
-    ) -> Result<Arc<Vec<Key>>, VerifyError> {
+    ) -> Result<Arc<Vec<VerificationKey>>, VerifyError> {
         let due = |state: &RemoteState| -> Option<bool> {
             // Some(true): fetch; Some(false): use the cache; None: too soon
             // after a failed fetch with nothing cached.
@@ -402,7 +363,7 @@ impl JwtVerifier {
         &self,
         remote: &Remote,
         client: Option<reqwest::Client>,
-    ) -> Result<(Vec<Key>, reqwest::Client), VerifyError> {
+    ) -> Result<(Vec<VerificationKey>, reqwest::Client), VerifyError> {
         let client = match client {
             Some(client) => client,
             None => reqwest::Client::builder()
@@ -448,7 +409,7 @@ impl JwtVerifier {
                 ),
                 source: None,
             })??;
-        let keys = parse_jwks(&body).map_err(|e| {
+        let keys = VerificationKey::from_jwks(&body).map_err(|e| {
             VerifyError::unavailable(format!("the JWKS at {} is not a JWK set", remote.url), e)
         })?;
         Ok((keys, client))
@@ -515,41 +476,6 @@ fn map_error(e: jsonwebtoken::errors::Error) -> VerifyError {
             source: Some(Box::new(e)),
         },
     }
-}
-
-/// The usable keys of a JWKS document; keys it cannot read are skipped.
-fn parse_jwks(body: &[u8]) -> Result<Vec<Key>, serde_json::Error> {
-    #[derive(serde::Deserialize)]
-    struct Set {
-        keys: Vec<Value>,
-    }
-    let set: Set = serde_json::from_slice(body)?;
-    Ok(set
-        .keys
-        .into_iter()
-        .filter_map(|k| serde_json::from_value::<Jwk>(k).ok())
-        .filter_map(|k| key_of_jwk(&k))
-        .collect())
-}
-
-/// A signature key of a JWK (none for a symmetric or an encryption key).
-fn key_of_jwk(jwk: &Jwk) -> Option<Key> {
-    if matches!(&jwk.common.public_key_use, Some(u) if *u != PublicKeyUse::Signature) {
-        return None;
-    }
-    let key = DecodingKey::from_jwk(jwk).ok()?;
-    if key.family() == AlgorithmFamily::Hmac {
-        return None;
-    }
-    let alg = match jwk.common.key_algorithm {
-        Some(alg) => Some(alg.to_string().parse::<Algorithm>().ok()?),
-        None => None,
-    };
-    Some(Key {
-        kid: jwk.common.key_id.clone(),
-        alg,
-        key: Arc::new(key),
-    })
 }
 
 impl TokenVerifier for JwtVerifier {

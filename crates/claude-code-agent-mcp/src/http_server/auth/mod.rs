@@ -19,11 +19,15 @@ mod check;
 mod introspection;
 #[cfg(feature = "oauth-server")]
 mod jwt;
+#[cfg(feature = "oauth-server")]
+mod jwt_key;
 pub(crate) use check::{authorize, chain, check_tool_scopes, metadata_response};
 #[cfg(feature = "oauth-server")]
 pub use introspection::IntrospectionVerifier;
 #[cfg(feature = "oauth-server")]
 pub use jwt::JwtVerifier;
+#[cfg(feature = "oauth-server")]
+pub use jwt_key::{JwtAlgorithm, KeyError, VerificationKey};
 
 /// The path of RFC 9728's metadata document (the path-aware form appends
 /// the resource's path to it).
