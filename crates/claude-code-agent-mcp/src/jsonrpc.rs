@@ -212,6 +212,13 @@ pub enum Kind {
     Invalid,
 }
 
+/// The value at `path` (object keys, outermost first) inside `value`:
+/// [`Value::pointer`] without parsing a pointer (which allocates two
+/// strings per segment), for the paths read on every message.
+pub(crate) fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, key| v.get(key))
+}
+
 /// Classifies a message by its envelope.
 ///
 /// Strict, as JSON-RPC 2.0 is: a message with a `method` and `"id": null`

@@ -6,18 +6,24 @@
 //! * [`types`] — MCP wire types (tools, content blocks, call results, handshake);
 //! * [`server`] — an in-process MCP server whose single entry point,
 //!   [`Server::handle`] (or [`Handler::handle`]), serves every transport;
-//! * [`http_server`] — (feature `http-server`, on by default) any server
+//! * `http_server` — (feature `http-server`, on by default) any server
 //!   over Streamable HTTP, as an axum router or on its own;
+#![cfg_attr(feature = "http-server", doc = "  see [`http_server`];")]
 //! * [`client`] — an MCP client over in-process, stdio and (feature
 //!   `http-client`, on by default) Streamable HTTP transports.
 //!
-//! Without default features (`default-features = false`) the crate compiles
-//! none of the HTTP stack. Tool arguments are validated by a built-in JSON
-//! Schema checker; the feature `jsonschema` (off by default) adds the
-//! `jsonschema` crate for the schemas it leaves aside (draft 4,
-//! `$dynamicRef`, patterns with Unicode classes or look-around, draft 6/7
-//! format assertions). Supported platforms: Linux and macOS (the stdio
-//! client runs a server in its own process group, which is POSIX).
+//! Features: `http-client` and `http-server` (on by default; without
+//! default features the crate compiles none of the HTTP stack); off by
+//! default: `oauth-client` (the HTTP client reaches servers behind OAuth
+//! 2.1), `oauth-server` (the HTTP server as an OAuth protected resource),
+//! `redis` (an event store in Redis for replicas of the HTTP server),
+//! `rmcp` (an rmcp `ServerHandler` as a [`Handler`]) and `jsonschema` (tool
+//! arguments are validated by a built-in JSON Schema checker; this adds the
+//! `jsonschema` crate for the schemas it leaves aside: draft 4, a `$ref` to
+//! another document or to a meta-schema, patterns with Unicode classes or
+//! look-around, draft 6/7 format assertions). Supported platforms: Linux
+//! and macOS (the stdio client runs a server in its own process group,
+//! which is POSIX).
 //!
 //! ```
 //! use claude_code_agent_mcp::{Json, RequestContext, Server, Tool};

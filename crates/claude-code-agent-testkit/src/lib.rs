@@ -12,6 +12,8 @@
 //! * [`cli`] — finds or installs the pinned Claude Code CLI ([`PINNED_CLI_VERSION`]) and
 //!   builds the offline environment ([`CliEnv`]) that points it at a mock.
 //! * [`tasks`] — checks that a test left no Tokio task running.
+//! * `cassette` (feature `cassette`, off by default) — records a real
+//!   session once through a proxy and replays it offline (docs/cassettes.md).
 //!
 //! With the harness:
 //!

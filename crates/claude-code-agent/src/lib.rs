@@ -1,11 +1,23 @@
 //! Give Claude your own Rust tools, in process, through the Claude Code CLI.
 //!
 //! Features (none on by default, so a program with in-process tools compiles
-//! no HTTP stack):
+//! no HTTP stack); each turns on the MCP crate's namesake:
 //! * `http-client` — the MCP client's Streamable HTTP transport
-//!   (`mcp::client::http`, reqwest with rustls);
+//!   (`mcp::client::HttpTransport`, reqwest with rustls);
 //! * `http-server` — serving MCP over Streamable HTTP (`mcp::http_server`,
-//!   axum on hyper).
+//!   axum on hyper);
+//! * `oauth-client` — the MCP client reaches servers behind OAuth 2.1
+//!   (`mcp::client::auth`);
+//! * `oauth-server` — the HTTP server as an OAuth protected resource, with
+//!   JWT and introspection verifiers (`mcp::http_server::JwtVerifier`);
+//! * `redis` — replicas of the HTTP server sharing sessions and streams
+//!   through Redis (`mcp::http_server::RedisEventStore`; brings
+//!   `http-server`);
+//! * `jsonschema` — the `jsonschema` crate for tool schemas beyond the
+//!   built-in checker;
+//! * `rmcp` — any `rmcp::ServerHandler` as an in-process server
+//!   (`McpServerConfig::rmcp`, `Options::rmcp_server`; depend on rmcp 3
+//!   yourself).
 //!
 //! Supported platforms: Linux and macOS. The CLI runs in its own process
 //! group, which is POSIX.

@@ -104,8 +104,12 @@ pub enum ErrorKind {
     /// `oauth-client`): a step of the OAuth flow failed (the message says
     /// which and where, the source why), the server still refused the new
     /// token, or it asked for more scopes more often than
-    /// [`OAuth::max_step_ups`](super::auth::OAuth::max_step_ups) allows;
+    /// `OAuth::max_step_ups` allows;
     /// [`Error::status`] is the server's 401 or 403 when it was the last word.
+    #[cfg_attr(
+        feature = "oauth-client",
+        doc = "([`OAuth::max_step_ups`](super::auth::OAuth::max_step_ups))"
+    )]
     Unauthorized,
 }
 

@@ -5,7 +5,8 @@
 //!   serialization;
 //! * [`StdioTransport`] spawns a server process and speaks NDJSON over its
 //!   stdin/stdout;
-//! * [`HttpTransport`] (feature `http-client`, on by default) speaks Streamable HTTP.
+//! * `HttpTransport` (feature `http-client`, on by default) speaks Streamable HTTP.
+#![cfg_attr(feature = "http-client", doc = "  ([`HttpTransport`])")]
 //!
 //! The client does the handshake (`server/discover` for servers of the
 //! 2026-07-28 revision, else `initialize` + `notifications/initialized`),

@@ -35,7 +35,11 @@ impl McpClient {
     /// A server of an older revision has no `subscriptions/listen`: it is
     /// refused before anything is sent ([`Error::is_refused`]); such a
     /// server sends its notifications unasked (over HTTP on the GET stream,
-    /// [`HttpOptions::get_stream`](super::HttpOptions::get_stream)).
+    /// `HttpOptions::get_stream`).
+    #[cfg_attr(
+        feature = "http-client",
+        doc = "([`HttpOptions::get_stream`](super::HttpOptions::get_stream))"
+    )]
     ///
     /// ```
     /// use claude_code_agent_mcp::client::McpClient;

@@ -187,8 +187,12 @@ impl SendOptions {
 /// responses, notifications, requests — goes to the inbox.
 ///
 /// Implementations: [`InProcessTransport`](super::InProcessTransport),
-/// [`StdioTransport`](super::StdioTransport) and, with the `http` feature,
-/// [`HttpTransport`](super::HttpTransport).
+/// [`StdioTransport`](super::StdioTransport) and, with the `http-client`
+/// feature, `HttpTransport`.
+#[cfg_attr(
+    feature = "http-client",
+    doc = "([`HttpTransport`](super::HttpTransport))"
+)]
 pub trait Transport: Send + Sync + 'static {
     /// Called once, before the first `send`, with where incoming messages go.
     fn start(&self, inbox: Inbox) -> Result<(), Error>;

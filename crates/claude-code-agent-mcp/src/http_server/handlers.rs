@@ -17,7 +17,7 @@ use super::config::{ResponseMode, StreamableHttpConfig};
 use super::guard::{self, error};
 use super::hub::{Hub, Rx};
 use super::replica;
-use super::sessions::HttpSession;
+use super::sessions::{HttpSession, Owner};
 use super::stateless;
 use crate::jsonrpc::{self, ErrorObject, Kind};
 use crate::server::AccessToken;
@@ -113,7 +113,7 @@ fn session_header(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Who a request's access token speaks for: its subject and its client.
-fn owner(access: &AccessToken) -> (Option<String>, Option<String>) {
+fn owner(access: &AccessToken) -> Owner {
     (
         access.subject().map(str::to_owned),
         access.client_id().map(str::to_owned),
@@ -184,7 +184,7 @@ async fn existing_session(
         },
     };
     match (http.owner.get(), access) {
-        (Some(opener), Some(access)) if *opener != owner(access) => {
+        (Some(opener), Some(access)) if **opener != owner(access) => {
             tracing::debug!("a session was named with another subject's token");
             Err(not_found())
         }
@@ -424,7 +424,7 @@ async fn initialize(
         return too_many_sessions(&id);
     };
     if let Some(access) = access {
-        let _ = http.owner.set(owner(access));
+        let _ = http.owner.set(Box::new(owner(access)));
     }
     let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
     let store = shared.config.event_store.as_ref();
@@ -436,10 +436,7 @@ async fn initialize(
     let reply = answer(shared.handler.as_ref(), message, ctx)
         .await
         .unwrap_or(Value::Null);
-    match reply
-        .pointer("/result/protocolVersion")
-        .and_then(Value::as_str)
-    {
+    match crate::jsonrpc::at(&reply, &["result", "protocolVersion"]).and_then(Value::as_str) {
         Some(version) => {
             let _ = http.protocol.set(version.to_owned());
             if let (Some(store), Some(request)) = (store, request)

@@ -29,7 +29,7 @@ use tokio::sync::mpsc;
 use super::EndpointState;
 use super::auth::chain;
 use super::hub::{Hub, Rx, frame_text};
-use super::sessions::HttpSession;
+use super::sessions::{HttpSession, Owner};
 use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
 use crate::server::{RequestContext, answer};
 
@@ -42,7 +42,7 @@ const TAKE_OVER_TRIES: usize = 8;
 #[derive(Serialize, Deserialize)]
 struct Record {
     protocol: String,
-    owner: Option<(Option<String>, Option<String>)>,
+    owner: Option<Owner>,
     initialize: Value,
 }
 
@@ -134,7 +134,7 @@ pub(crate) async fn save(
 ) -> Result<(), StoreError> {
     let record = Record {
         protocol: http.protocol.get().cloned().unwrap_or_default(),
-        owner: http.owner.get().cloned(),
+        owner: http.owner.get().map(|owner| (**owner).clone()),
         initialize,
     };
     let bytes = serde_json::to_vec(&record).unwrap_or_default();
@@ -177,7 +177,7 @@ pub(crate) async fn adopt(
     let _ = answer(shared.handler.as_ref(), initialized, ctx).await;
     let _ = http.protocol.set(record.protocol);
     if let Some(owner) = record.owner {
-        let _ = http.owner.set(owner);
+        let _ = http.owner.set(Box::new(owner));
     }
     match shared.sessions.insert(http, &shared.config) {
         Some(http) => {

@@ -21,6 +21,9 @@ use super::hub::Hub;
 use crate::Session;
 
 /// One client's session: the server-side [`Session`] and its SSE streams.
+/// The subject and client of the access token that opened a session.
+pub(crate) type Owner = (Option<String>, Option<String>);
+
 pub(crate) struct HttpSession {
     pub(crate) id: String,
     pub(crate) session: Session,
@@ -36,7 +39,8 @@ pub(crate) struct HttpSession {
     pub(crate) protocol: OnceLock<String>,
     /// Who opened it, on a protected resource: the subject and client of
     /// its access token. Other tokens do not find it.
-    pub(crate) owner: OnceLock<(Option<String>, Option<String>)>,
+    /// Boxed: most servers have no OAuth, and a session's size counts.
+    pub(crate) owner: OnceLock<Box<Owner>>,
     /// When its record in the event store was last kept (µs, as
     /// `last_seen`).
     store_touched: AtomicU64,

@@ -39,8 +39,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 fn body_version(message: &Value) -> Option<&str> {
-    message
-        .pointer("/params/_meta")?
+    crate::jsonrpc::at(message, &["params", "_meta"])?
         .get(PROTOCOL_VERSION_META)?
         .as_str()
 }
@@ -64,7 +63,7 @@ fn mismatch(id: &Value, message: impl Into<String>) -> Response {
 
 /// The HTTP status of a stateless request's JSON-RPC reply.
 fn status_of(reply: &Value) -> StatusCode {
-    match reply.pointer("/error/code").and_then(Value::as_i64) {
+    match crate::jsonrpc::at(reply, &["error", "code"]).and_then(Value::as_i64) {
         Some(jsonrpc::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         Some(
             HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION,
@@ -160,7 +159,7 @@ pub(crate) async fn post(
         _ => {}
     }
     if kind == Kind::Request {
-        let meta = message.pointer("/params/_meta").and_then(Value::as_object);
+        let meta = crate::jsonrpc::at(&message, &["params", "_meta"]).and_then(Value::as_object);
         if let Err(e) = validate_meta(meta) {
             return json_reply(StatusCode::BAD_REQUEST, jsonrpc::error_response(&id, e));
         }

@@ -290,8 +290,7 @@ struct Outlet {
 impl Outlet {
     fn deliver(&self, message: Value) {
         if message.get("method").and_then(Value::as_str) == Some("notifications/message") {
-            let level = message
-                .pointer("/params/level")
+            let level = crate::jsonrpc::at(&message, &["params", "level"])
                 .and_then(Value::as_str)
                 .and_then(|l| l.parse::<LogLevel>().ok());
             match (self.log_level, level) {

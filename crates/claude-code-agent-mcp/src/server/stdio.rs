@@ -510,10 +510,11 @@ impl<W: AsyncWrite + Unpin + Send + 'static> Output<W> {
     /// overflow policy.
     fn notify(&self, message: Value) {
         let order = match message.get("method").and_then(Value::as_str) {
-            Some("notifications/progress") => message
-                .pointer("/params/progressToken")
-                .and_then(token_key)
-                .map_or(Order::Any, Order::Notice),
+            Some("notifications/progress") => {
+                crate::jsonrpc::at(&message, &["params", "progressToken"])
+                    .and_then(token_key)
+                    .map_or(Order::Any, Order::Notice)
+            }
             _ => Order::Any,
         };
         match self.writer.try_send_ordered(&message, order) {
@@ -570,8 +571,7 @@ fn fit(frame: &mut Vec<u8>) {
 /// How the answer to `request` is ordered: apart from the progress sent
 /// before it under its progress token (if it asked for progress).
 fn answer_order(request: &Value) -> Order {
-    request
-        .pointer("/params/_meta/progressToken")
+    crate::jsonrpc::at(request, &["params", "_meta", "progressToken"])
         .and_then(token_key)
         .map_or(Order::Any, Order::Answer)
 }

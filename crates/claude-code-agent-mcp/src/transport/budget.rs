@@ -100,7 +100,10 @@ fn kind(message: &Value) -> u8 {
     let mut h = foldhash::fast::FixedState::with_seed(0x6d63_7062_7564_6774).build_hasher();
     h.write(method.unwrap_or_default().as_bytes());
     if method == Some("tools/call")
-        && let Some(name) = message.pointer("/params/name").and_then(Value::as_str)
+        && let Some(name) = message
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
     {
         h.write_u8(0xff);
         h.write(name.as_bytes());

@@ -17,6 +17,8 @@
 //! - The public API names other crates only where its users hold them
 //!   (`tidy/foreign_types.rs`).
 //! - Citations of `docs/protocol.md` name sections that exist.
+//! - Each published crate's docs (`src/lib.rs`) name every feature of its
+//!   manifest.
 //!
 //! The rules of the parity tables are in `tidy_parity`, the rule of the
 //! test targets in `tidy_targets`.
@@ -487,4 +489,52 @@ fn the_rules_catch_what_they_should() {
     for marker in outside_markers() {
         assert!(!me.contains(&marker), "{marker}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Every feature named in its crate's docs
+
+/// The features a published crate's manifest declares (not `default`, not
+/// the hidden `__*` ones), with their lines.
+fn declared_features(manifest: &str) -> Vec<(usize, String)> {
+    let mut in_features = false;
+    let mut found = Vec::new();
+    for (n, line) in manifest.lines().enumerate() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_features = line == "[features]";
+            continue;
+        }
+        let Some((name, _)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim();
+        if in_features && !line.starts_with('#') && name != "default" && !name.starts_with("__") {
+            found.push((n + 1, name.to_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn every_feature_is_named_in_its_crate_docs() {
+    let mut violations = Vec::new();
+    for krate in [
+        "claude-code-agent",
+        "claude-code-agent-mcp",
+        "claude-code-agent-testkit",
+    ] {
+        let manifest = format!("crates/{krate}/Cargo.toml");
+        let docs = read(&format!("crates/{krate}/src/lib.rs"));
+        let features = declared_features(&read(&manifest));
+        assert!(!features.is_empty(), "{manifest}: no features read");
+        for (line, feature) in features {
+            if !docs.contains(&format!("`{feature}`")) {
+                violations.push(format!(
+                    "{manifest}:{line}: the feature `{feature}` is not named in crates/{krate}/src/lib.rs's docs: say what it brings"
+                ));
+            }
+        }
+    }
+    check("features in the crate docs", violations);
 }

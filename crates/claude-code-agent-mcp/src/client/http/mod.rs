@@ -333,8 +333,7 @@ pub(crate) fn post_headers(
         let (n, v) = header(SESSION_HEADER, id)?;
         h.insert(n, v);
     }
-    let meta_version = message
-        .pointer("/params/_meta")
+    let meta_version = crate::jsonrpc::at(message, &["params", "_meta"])
         .and_then(|m| m.get(PROTOCOL_VERSION_META))
         .and_then(Value::as_str)
         .map(str::to_owned);

@@ -239,7 +239,7 @@ pub(crate) fn check_tool_scopes(
     if message.get("method").and_then(Value::as_str) != Some("tools/call") {
         return Ok(());
     }
-    let body_name = message.pointer("/params/name").and_then(Value::as_str);
+    let body_name = crate::jsonrpc::at(message, &["params", "name"]).and_then(Value::as_str);
     let mut needed = resource.required_scopes.clone();
     let mut lacking = false;
     for name in [body_name, header_name].into_iter().flatten() {

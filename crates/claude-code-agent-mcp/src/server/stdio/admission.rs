@@ -43,6 +43,6 @@ pub(super) async fn admission(budget: &Arc<Budget>, queue: &VecDeque<Queued>) ->
 /// The id a `notifications/cancelled` cancels.
 pub(super) fn cancelled_id(message: &Value) -> Option<&Value> {
     (message.get("method")? == "notifications/cancelled")
-        .then(|| message.pointer("/params/requestId"))
+        .then(|| crate::jsonrpc::at(message, &["params", "requestId"]))
         .flatten()
 }
