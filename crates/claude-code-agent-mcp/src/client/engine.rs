@@ -24,11 +24,12 @@ use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{Error, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
-use crate::server::stateless::SUBSCRIPTION_ID_META;
 use crate::transport::budget::{Budget, Charge};
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
-use crate::types::{CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META};
+use crate::types::{
+    CLIENT_CAPABILITIES_META, CLIENT_INFO_META, PROTOCOL_VERSION_META, SUBSCRIPTION_ID_META,
+};
 
 type Reply = Result<Answer, Error>;
 
@@ -76,7 +77,7 @@ pub(crate) struct Inner {
     pub(crate) stateless_meta: OnceLock<Arc<Map<String, Value>>>,
     /// The in-process transport to a [`Server`](crate::Server), when that
     /// is what the client is connected to: `tools/call` then goes straight
-    /// to the server ([`InProcessTransport::call_tool`]).
+    /// to the server ([`InProcessTransport::start_call`]).
     pub(crate) direct: Option<InProcessTransport>,
     /// Cancelled when the client closes: what a direct call in flight
     /// fails on (the others fail through the request table).
@@ -163,7 +164,11 @@ impl Inner {
             serde_json::to_value(&self.options.client_info).unwrap_or(Value::Null),
         );
         meta.insert(CLIENT_CAPABILITIES_META.into(), self.capabilities.clone());
-        let _ = self.stateless_meta.set(Arc::new(meta));
+        let meta = Arc::new(meta);
+        if let Some(direct) = &self.direct {
+            direct.prepare_stateless(&meta);
+        }
+        let _ = self.stateless_meta.set(meta);
     }
 
     /// The stateless `_meta` for `version` (used by the discover probe).

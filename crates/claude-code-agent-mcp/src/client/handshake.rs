@@ -9,11 +9,9 @@ use super::engine::Inner;
 use super::error::error_chain;
 use super::options::{HandshakeMode, RequestOptions};
 use super::{Error, ServerState};
-/// `_meta` key under which a `server/discover` result may carry `serverInfo`.
-const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
-
 use crate::types::{
-    DiscoverResult, InitializeResult, STATELESS_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+    DiscoverResult, InitializeResult, SERVER_INFO_META, STATELESS_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
 };
 
 pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, Error> {

@@ -9,11 +9,13 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
-use super::Error;
 use super::error::Panicked;
+use super::options::ClientOptions;
 use super::transport::{Inbox, SendOptions, Transport};
-use crate::server::{DirectCall, Handler, RequestContext, Server, Session};
-use crate::types::PROTOCOL_VERSION_META;
+use super::{Error, McpClient};
+use crate::jsonrpc::ErrorObject;
+use crate::server::{Call, Handler, RequestContext, Served, Server, Session, ToolCall};
+use crate::types::CallToolResult;
 
 /// A stateless `_meta` and the context calls carrying it are served in.
 type StatelessContext = (Arc<Map<String, Value>>, RequestContext);
@@ -37,18 +39,20 @@ type StatelessContext = (Arc<Map<String, Value>>, RequestContext);
 ///
 /// Connected to our [`Server`] (given to [`new`](Self::new) or
 /// [`McpClient::in_process`](super::McpClient::in_process)), the client's
-/// `tools/call` skips JSON-RPC altogether: the server serves the call as it
-/// would the request (arguments validated, timeout, panic capture,
-/// cancellation, the result cap, the stateless revision's `_meta`) and
-/// hands back the typed result.
+/// `tools/call` skips JSON-RPC altogether: it hands the server the typed
+/// call that a `tools/call` request is decoded into, served by the same
+/// code (arguments validated, timeout, panic capture, cancellation, the
+/// result cap, the stateless revision's `_meta`), and gets back the typed
+/// result.
 #[derive(Clone)]
 pub struct InProcessTransport {
     handler: Arc<dyn Handler>,
     /// The handler when it is our [`Server`]: tool calls go to it directly.
     server: Option<Server>,
     /// The context of stateless calls that carry the client's own `_meta`
-    /// (the same `Arc` every call): built and checked once, as a server
-    /// would for each request.
+    /// (the same `Arc` every call): made and checked once
+    /// ([`prepare_stateless`](Self::prepare_stateless)), as a server would
+    /// for each request.
     stateless: Arc<OnceLock<StatelessContext>>,
     inbox: Arc<OnceLock<Inbox>>,
     session: Session,
@@ -89,9 +93,9 @@ impl InProcessTransport {
         self.server.is_some()
     }
 
-    /// `tools/call` served by the server without the JSON-RPC envelope,
-    /// started at once (the handler polled once with `cx`): the outcome
-    /// the client would decode from the reply, or the call still running.
+    /// `tools/call` of `name`, the typed call handed to the server as is
+    /// (no JSON-RPC), started at once (the handler polled once with `cx`):
+    /// the server's answer, or the call still running.
     pub(crate) fn start_call<'a>(
         &'a self,
         id: &Value,
@@ -99,34 +103,61 @@ impl InProcessTransport {
         arguments: Value,
         meta: Option<Arc<Map<String, Value>>>,
         cx: &mut Context<'_>,
-    ) -> Result<DirectCall<'a>, Error> {
+    ) -> Result<Started<'a>, Error> {
         let Some(server) = &self.server else {
             return Err(Error::transport("MCP in-process: the handler is no Server"));
         };
-        let plain = || RequestContext::with_session(self.session.clone());
-        // The client's own stateless `_meta`, checked once: no lookup.
-        let cached = self
-            .stateless
-            .get()
-            .filter(|(c, _)| meta.as_ref().is_some_and(|m| Arc::ptr_eq(c, m)));
-        let (ctx, prepared) = match (&meta, cached) {
-            (_, Some((_, ctx))) => (ctx.clone(), true),
-            (Some(m), None) if m.contains_key(PROTOCOL_VERSION_META) => {
-                match self.stateless.get() {
-                    Some(_) => (plain(), false),
-                    // A `_meta` that fails the check fails each call that carries it.
-                    None => match Server::stateless_context(m, plain()) {
-                        Ok(ctx) => {
-                            let _ = self.stateless.set((Arc::clone(m), ctx.clone()));
-                            (ctx, true)
-                        }
-                        Err(_) => (plain(), false),
-                    },
-                }
+        // The client's own stateless `_meta`: its context is ready.
+        let served = match self.stateless.get() {
+            Some((own, ctx)) if meta.as_ref().is_some_and(|m| Arc::ptr_eq(own, m)) => {
+                Served::Stateless(ctx.clone())
             }
-            _ => (plain(), false),
+            _ => Served::Connection(RequestContext::with_session(self.session.clone())),
         };
-        Ok(server.start_call_direct(id, name, Some(arguments), meta, ctx, prepared, cx))
+        let call = ToolCall {
+            id,
+            name: name.into(),
+            arguments: Some(arguments),
+            meta,
+        };
+        Ok(match server.start_call(call, served, cx) {
+            Call::Done(answer) => Started::Answered(answer),
+            Call::Running(running) => Started::Running(running),
+        })
+    }
+
+    /// Makes the context of the stateless calls that carry `meta`, the
+    /// client's own `_meta`, once; a `_meta` that fails the server's
+    /// check fails each call that carries it instead.
+    pub(crate) fn prepare_stateless(&self, meta: &Arc<Map<String, Value>>) {
+        let ctx = RequestContext::with_session(self.session.clone());
+        if self.server.is_some()
+            && let Ok(ctx) = Server::stateless_context(meta, ctx)
+        {
+            let _ = self.stateless.set((Arc::clone(meta), ctx));
+        }
+    }
+}
+
+/// A `tools/call` [`start_call`](InProcessTransport::start_call) handed to
+/// the server.
+pub(crate) enum Started<'a> {
+    /// Answered in its first poll: the result, or the server's JSON-RPC
+    /// error.
+    Answered(Result<CallToolResult, ErrorObject>),
+    /// Still running; dropping it cancels the call.
+    Running(BoxFuture<'a, Result<CallToolResult, ErrorObject>>),
+}
+
+impl McpClient {
+    /// Connects in process to `handler` (a [`Server`] or any
+    /// [`Handler`]), with default options.
+    pub async fn in_process(handler: impl Handler) -> Result<Self, Error> {
+        Self::connect(
+            InProcessTransport::new(handler),
+            ClientOptions::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        )
+        .await
     }
 }
 

@@ -161,16 +161,6 @@ impl McpClient {
         Ok(Self { inner })
     }
 
-    /// Connects in process to `handler` (a [`Server`](crate::Server) or any
-    /// [`Handler`](crate::Handler)), with default options.
-    pub async fn in_process(handler: impl crate::Handler) -> Result<Self, Error> {
-        Self::connect(
-            InProcessTransport::new(handler),
-            ClientOptions::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
-        )
-        .await
-    }
-
     /// What the handshake learned.
     pub fn server_state(&self) -> &ServerState {
         self.inner

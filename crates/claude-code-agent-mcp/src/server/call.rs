@@ -1,11 +1,19 @@
-//! `tools/call`: find the tool, validate the arguments, run the handler
-//! under its deadline (contained: `contain.rs`), honour cancellation,
-//! check and cap the result.
+//! `tools/call`, the one way a tool call runs, whoever asks: JSON-RPC
+//! dispatch decodes its params into a [`ToolCall`] and encodes the
+//! [`Answer`]; the in-process client makes the `ToolCall` itself and takes
+//! the `Answer` as it is (`Server::start_call`). Here: the stateless
+//! revision's `_meta` checked, the tool found, the arguments validated,
+//! the handler run under its deadline (contained: `contain.rs`),
+//! cancellation honoured, the result checked, capped and, at the stateless
+//! revision, decorated.
 
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
@@ -14,96 +22,140 @@ use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
 use super::context::{CallContext, Cancel, RequestContext};
 use super::session::Session;
+use super::stateless::{self, Decoration};
 use super::watchdog::Timing;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{self, ErrorObject, METHOD_NOT_FOUND, RequestId};
 use crate::types::{CallToolResult, json_type_name};
 
-/// How a handler run ended.
-enum Outcome {
-    Done(CallToolResult),
-    Panicked(String),
-    TimedOut(Expiry),
-    Cancelled,
+/// A `tools/call` request, decoded once where it arrives: from JSON-RPC's
+/// params ([`from_params`](Self::from_params)), or made by the in-process
+/// client from its arguments.
+pub(crate) struct ToolCall<'a> {
+    /// The request's id, as sent.
+    pub(crate) id: &'a Value,
+    pub(crate) name: Cow<'a, str>,
+    /// Absent or `null`: `{}`; anything else but an object is `-32602`.
+    pub(crate) arguments: Option<Value>,
+    /// The params' `_meta` (one that is no object is none).
+    pub(crate) meta: Option<Arc<Map<String, Value>>>,
 }
 
-pub(crate) async fn call_tool(
-    server: &ServerInner,
-    id: &Value,
-    mut params: Map<String, Value>,
-    ctx: RequestContext,
-) -> Result<Value, ErrorObject> {
-    let name = match params.remove("name") {
-        Some(Value::String(name)) => name,
-        Some(other) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "tools/call: \"name\" must be a string, not {}",
-                json_type_name(&other)
-            )));
-        }
-        None => return Err(ErrorObject::invalid_params("tools/call needs a \"name\"")),
-    };
-    let arguments = params.remove("arguments");
-    let meta = match params.remove("_meta") {
-        Some(Value::Object(meta)) => Some(Arc::new(meta)),
-        _ => None,
-    };
-    let result = call_named(server, id, &name, arguments, meta, ctx).await?;
-    Ok(result.into_value())
-}
-
-/// `tools/call` of the tool `name` with `arguments` (absent or `null`: `{}`)
-/// and the request's `_meta`: what [`call_tool`] does once the params are
-/// taken apart, the result still typed.
-pub(crate) async fn call_named(
-    server: &ServerInner,
-    id: &Value,
-    name: &str,
-    arguments: Option<Value>,
-    meta: Option<Arc<Map<String, Value>>>,
-    ctx: RequestContext,
-) -> Result<CallToolResult, ErrorObject> {
-    let mut parts = Some((arguments, meta, ctx));
-    let call = std::future::poll_fn(|cx| match parts.take() {
-        Some((arguments, meta, ctx)) => {
-            Poll::Ready(start_named(server, id, name, arguments, meta, ctx, cx))
-        }
-        None => Poll::Pending, // never: the first poll is ready
-    })
-    .await;
-    match call {
-        Call::Done(outcome) => outcome,
-        Call::Running(running) => Ok(running.await),
+impl<'a> ToolCall<'a> {
+    /// The call that a JSON-RPC request `id` with `params` asks for:
+    /// `-32602` without a string `name`.
+    pub(crate) fn from_params(
+        id: &'a Value,
+        mut params: Map<String, Value>,
+    ) -> Result<Self, ErrorObject> {
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            Some(other) => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "tools/call: \"name\" must be a string, not {}",
+                    json_type_name(&other)
+                )));
+            }
+            None => return Err(ErrorObject::invalid_params("tools/call needs a \"name\"")),
+        };
+        let meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => Some(Arc::new(meta)),
+            _ => None,
+        };
+        Ok(Self {
+            id,
+            name: Cow::Owned(name),
+            arguments: params.remove("arguments"),
+            meta,
+        })
     }
 }
 
-/// A tool call [`start_named`]: answered on the handler's first poll, or
-/// running (the rest of it boxed once, so nothing large is moved).
-pub(crate) enum Call<'a> {
-    Done(Result<CallToolResult, ErrorObject>),
-    Running(BoxFuture<'a, CallToolResult>),
+/// The context a call is served in.
+pub(crate) enum Served {
+    /// The connection's. A call whose `_meta` names a protocol version is
+    /// of the stateless revision: its `_meta` is checked and it is served
+    /// on a session of its own (`stateless::checked_context`).
+    Connection(RequestContext),
+    /// A stateless context already made from the call's `_meta` by
+    /// `stateless::checked_context`: what a caller that sends the same
+    /// `_meta` with every call (the in-process client) makes once.
+    Stateless(RequestContext),
 }
 
-/// Starts `tools/call` of `name`, synchronously, polling the handler once
-/// with `cx` (the caller's task): see [`call_named`]. The in-process
-/// client's fast path (`Server::start_call_direct`) calls this directly.
-pub(crate) fn start_named<'a>(
+/// What a call answers: its result (a tool's failure is an `isError`
+/// result), or a JSON-RPC error (an unknown tool, arguments that are no
+/// object, a stateless `_meta` that fails its check, a panic in the
+/// server's own code).
+pub(crate) type Answer = Result<CallToolResult, ErrorObject>;
+
+/// A call [`start`]ed: answered in its first poll, or still running (the
+/// rest of it boxed once; dropping it cancels the call, whose token fires).
+pub(crate) enum Call<'a> {
+    Done(Answer),
+    Running(BoxFuture<'a, Answer>),
+}
+
+/// Runs `call` to its answer: [`start`], then the rest. What JSON-RPC
+/// dispatch awaits.
+pub(crate) async fn run(server: &ServerInner, call: ToolCall<'_>, served: Served) -> Answer {
+    let mut parts = Some((call, served));
+    let started = std::future::poll_fn(|cx| match parts.take() {
+        Some((call, served)) => Poll::Ready(start(server, call, served, cx)),
+        None => Poll::Pending, // never: the first poll is ready
+    })
+    .await;
+    match started {
+        Call::Done(answer) => answer,
+        Call::Running(running) => running.await,
+    }
+}
+
+/// Starts `call`, synchronously, polling the handler once with `cx` (the
+/// caller's task): most calls are answered there, with no timer armed and
+/// nothing boxed. A panic in the server's own code (a handler's is an
+/// `isError` result) is `-32603`, here or in the call left running.
+pub(crate) fn start<'a>(
     server: &'a ServerInner,
-    id: &Value,
-    name: &str,
-    arguments: Option<Value>,
-    meta: Option<Arc<Map<String, Value>>>,
-    ctx: RequestContext,
+    call: ToolCall<'_>,
+    served: Served,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
-    let Some(tool) = server.tool(name) else {
-        // -32601 naming the tool; see the module docs for why not -32602.
+    let id = call.id;
+    std::panic::catch_unwind(AssertUnwindSafe(|| serve(server, call, served, cx)))
+        .unwrap_or_else(|panic| Call::Done(Err(contain::panicked(id, panic.as_ref()))))
+}
+
+/// [`start`], its panics not caught.
+fn serve<'a>(
+    server: &'a ServerInner,
+    call: ToolCall<'_>,
+    served: Served,
+    cx: &mut Context<'_>,
+) -> Call<'a> {
+    // At the stateless revision, results get the server's decoration.
+    let decorated = Some(&server.decoration);
+    let (ctx, decoration) = match served {
+        Served::Stateless(ctx) => (ctx, decorated),
+        Served::Connection(ctx) => {
+            match call.meta.as_deref().filter(|m| stateless::is_stateless(m)) {
+                None => (ctx, None),
+                Some(meta) => match stateless::checked_context(Some(meta), ctx) {
+                    Ok(ctx) => (ctx, decorated),
+                    Err(error) => return Call::Done(Err(error)),
+                },
+            }
+        }
+    };
+    let Some(tool) = server.tool(&call.name) else {
+        // -32601 naming the tool; see the server's module docs for why not
+        // -32602.
         return Call::Done(Err(ErrorObject::new(
             METHOD_NOT_FOUND,
-            format!("Unknown tool: {name}"),
+            format!("Unknown tool: {}", call.name),
         )));
     };
-    let arguments = match arguments {
+    let arguments = match call.arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args @ Value::Object(_)) => args,
         Some(other) => {
@@ -113,10 +165,13 @@ pub(crate) fn start_named<'a>(
             ))));
         }
     };
-    start(server, tool, id, arguments, meta, ctx, cx)
+    start_handler(
+        server, tool, call.id, arguments, call.meta, ctx, decoration, cx,
+    )
 }
 
-/// Validates the arguments, makes the handler's future and polls it once.
+/// Validates the arguments, makes the handler's future and polls it once;
+/// at the stateless revision the result gets the server's `decoration`.
 ///
 /// Cancellation: the call's [`Cancel`] exists from the start (the handler's
 /// context carries it; its token is made only when the handler asks for
@@ -133,15 +188,22 @@ pub(crate) fn start_named<'a>(
 /// remembered by the session for a short while, and the call ends as
 /// cancelled without running its handler
 /// (`Session::cancelled_before_start`).
-fn start<'a>(
+#[allow(clippy::too_many_arguments)]
+fn start_handler<'a>(
     server: &'a ServerInner,
     registered: Arc<Registered>,
     id: &Value,
     arguments: Value,
     meta: Option<Arc<Map<String, Value>>>,
     mut ctx: RequestContext,
+    decoration: Option<&'a Decoration>,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
+    // A result as its revision has it.
+    let dress = move |result| match decoration {
+        Some(decoration) => decoration.call(result),
+        None => result,
+    };
     let watch = ctx.watch.take();
     let parts = ctx.into_parts();
     let (session, stream) = (parts.session, parts.stream);
@@ -155,7 +217,7 @@ fn start<'a>(
             tool.info.name
         ));
         cap::cap_result(&mut result, cap, &tool.info.name, structured);
-        return Call::Done(Ok(result));
+        return Call::Done(Ok(dress(result)));
     }
 
     let limit = tool.timeout.unwrap_or(server.tool_timeout);
@@ -166,7 +228,7 @@ fn start<'a>(
     let mark = home.map(Session::cancel_mark);
     if home.is_some_and(|s| s.cancelled_before_start(id)) {
         // Its cancel overtook it: the handler never runs.
-        return Call::Done(Ok(conclude(tool, Outcome::Cancelled, limit, cap)));
+        return Call::Done(Ok(dress(conclude(tool, Ended::Cancelled, limit, cap))));
     }
     let (deadline, clock) = match tool.progress_cap.or(server.progress_cap) {
         Some(progress_cap) => {
@@ -183,10 +245,14 @@ fn start<'a>(
             deadline: deadline.clone(),
         };
         let (id, registered) = (id.clone(), Arc::clone(&registered));
+        let decoration = decoration.cloned();
         watch.arm(
             timing,
             Box::new(move |expiry| {
-                let result = conclude(&registered.tool, Outcome::TimedOut(expiry), limit, cap);
+                let mut result = conclude(&registered.tool, Ended::TimedOut(expiry), limit, cap);
+                if let Some(decoration) = &decoration {
+                    result = decoration.call(result);
+                }
                 jsonrpc::response(&id, result.into_value())
             }),
         );
@@ -206,17 +272,17 @@ fn start<'a>(
     let handler = &tool.handler;
     let running = match contain::start(|| handler(arguments, ctx, structured), cx) {
         Started::Finished(finished) => {
-            let outcome = match finished {
-                Ok(result) => Outcome::Done(result),
+            let ended = match finished {
+                Ok(result) => Ended::Done(result),
                 Err(failure) => {
                     // The handler future is gone: its token fires.
                     if let Some(cancel) = &cancel {
                         cancel.cancel();
                     }
-                    Outcome::from(failure)
+                    Ended::from(failure)
                 }
             };
-            return Call::Done(Ok(conclude(tool, outcome, limit, cap)));
+            return Call::Done(Ok(dress(conclude(tool, ended, limit, cap))));
         }
         Started::Running(running) => running,
     };
@@ -229,7 +295,8 @@ fn start<'a>(
         }
         _ => None,
     };
-    Call::Running(Box::pin(async move {
+    let id = id.clone();
+    let rest = async move {
         let _in_flight = in_flight;
         // If this future is dropped mid-call (the caller gave up), the token fires.
         let mut cancel_on_drop = CancelOnDrop(Some(&cancel));
@@ -238,21 +305,35 @@ fn start<'a>(
             () = cancel.token().cancelled() => None,
             finished = contain::finish(running, &deadline) => Some(finished),
         };
-        let outcome = match finished {
-            None => Outcome::Cancelled,
+        let ended = match finished {
+            None => Ended::Cancelled,
             Some(Ok(result)) => {
                 cancel_on_drop.0 = None;
-                Outcome::Done(result)
+                Ended::Done(result)
             }
-            Some(Err(failure)) => Outcome::from(failure),
+            Some(Err(failure)) => Ended::from(failure),
         };
         // The handler future is gone now. Its token fires unless it finished.
         drop(cancel_on_drop);
-        conclude(&registered.tool, outcome, limit, cap)
+        dress(conclude(&registered.tool, ended, limit, cap))
+    };
+    Call::Running(Box::pin(async move {
+        AssertUnwindSafe(rest)
+            .catch_unwind()
+            .await
+            .map_err(|panic| contain::panicked(&id, panic.as_ref()))
     }))
 }
 
-impl From<Failure> for Outcome {
+/// How a handler run ended.
+enum Ended {
+    Done(CallToolResult),
+    Panicked(String),
+    TimedOut(Expiry),
+    Cancelled,
+}
+
+impl From<Failure> for Ended {
     fn from(failure: Failure) -> Self {
         match failure {
             Failure::Panicked(message) => Self::Panicked(message),
@@ -261,24 +342,24 @@ impl From<Failure> for Outcome {
     }
 }
 
-/// The result of a call that ended with `outcome`, checked and capped.
-fn conclude(tool: &super::Tool, outcome: Outcome, limit: Duration, cap: usize) -> CallToolResult {
+/// The result of a call that ended so, checked and capped.
+fn conclude(tool: &super::Tool, ended: Ended, limit: Duration, cap: usize) -> CallToolResult {
     let name = tool.info.name.as_str();
     let structured = tool.output.is_some();
-    let mut result = match outcome {
-        Outcome::Done(result) => check_output(tool, result),
-        Outcome::Panicked(message) => {
+    let mut result = match ended {
+        Ended::Done(result) => check_output(tool, result),
+        Ended::Panicked(message) => {
             tracing::error!(tool = name, panic = %message, "tool handler panicked");
             CallToolResult::error(format!("Tool \"{name}\" panicked: {message}"))
         }
-        Outcome::TimedOut(expiry) => {
+        Ended::TimedOut(expiry) => {
             tracing::warn!(tool = name, ?limit, ?expiry, "tool call timed out");
             CallToolResult::error(format!(
                 "Tool \"{name}\" {} and was stopped",
                 expiry.describe()
             ))
         }
-        Outcome::Cancelled => {
+        Ended::Cancelled => {
             tracing::debug!(tool = name, "tool call cancelled by the client");
             CallToolResult::error(format!("Tool \"{name}\" was cancelled by the client"))
         }

@@ -256,16 +256,20 @@ where
         }
         Ok(None) => None,
         Err(panic) => {
-            let panic = panic_message(panic.as_ref());
-            tracing::error!(%id, panic = %panic, "the handler panicked");
-            matches!(kind, Kind::Request | Kind::Invalid).then(|| {
-                jsonrpc::error_response(
-                    &id,
-                    ErrorObject::internal(format!("the server's handler panicked: {panic}")),
-                )
-            })
+            let error = panicked(&id, panic.as_ref());
+            matches!(kind, Kind::Request | Kind::Invalid)
+                .then(|| jsonrpc::error_response(&id, error))
         }
     }
+}
+
+/// The `-32603` error of the request `id` whose handling panicked (in the
+/// server's own code: a tool handler's panic is an `isError` result),
+/// logged.
+pub(crate) fn panicked(id: &Value, panic: &(dyn Any + Send)) -> ErrorObject {
+    let panic = panic_message(panic);
+    tracing::error!(%id, panic = %panic, "the handler panicked");
+    ErrorObject::internal(format!("the server's handler panicked: {panic}"))
 }
 
 /// The message of a caught panic: its `&str` or `String` payload, or a

@@ -1,18 +1,13 @@
 //! Reading a message and routing it: requests, notifications, responses.
 
-use std::sync::Arc;
-use std::task::Context;
-
-use futures::FutureExt;
-use futures::future::BoxFuture;
 use serde_json::{Map, Value, json};
 
-use super::call::{self, Call};
+use super::call::{self, Served, ToolCall};
 use super::context::RequestContext;
 use super::session::Session;
 use super::{ServerInner, catalog, contain, limits, stateless};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::{CallToolResult, ClientCapabilities, LogLevel, PROTOCOL_VERSION_META};
+use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
 use crate::types::{
     Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
     json_type_name,
@@ -158,10 +153,12 @@ async fn one(
         return None;
     };
 
-    let outcome = if stateless::request_meta(&method, params.as_ref()).is_some() {
+    let outcome = if method == "tools/call" {
+        tools_call(server, &id, params, ctx).await
+    } else if stateless::request_meta(&method, params.as_ref()).is_some() {
         stateless_request(server, &id, &method, params, ctx).await
     } else {
-        request(server, &id, &method, params, ctx).await
+        request(server, &method, params, ctx).await
     };
     Some(match outcome {
         Ok(result) => jsonrpc::response(&id, result),
@@ -191,8 +188,9 @@ fn response(id: Option<Value>, msg: &Map<String, Value>, session: Option<&Sessio
     }
 }
 
-/// A request of the stateless revision (2026-07-28): its `_meta` checked,
-/// served on a session of its own, its result decorated as the revision says.
+/// A request of the stateless revision (2026-07-28) but `tools/call`
+/// (which does this itself, [`tools_call`]): its `_meta` checked, served
+/// on a session of its own, its result decorated as the revision says.
 async fn stateless_request(
     server: &ServerInner,
     id: &Value,
@@ -200,7 +198,7 @@ async fn stateless_request(
     params: Option<Value>,
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
-    // Read in place (the tool call takes its `_meta` from the params).
+    // Read in place (the params go on to the method).
     let meta = || {
         params
             .as_ref()
@@ -219,7 +217,7 @@ async fn stateless_request(
         }
         _ => {
             let ctx = stateless::request_context(ctx, meta());
-            request(server, id, method, params, ctx)
+            request(server, method, params, ctx)
                 .await
                 .map_err(stateless::error)
         }
@@ -227,69 +225,19 @@ async fn stateless_request(
     Ok(stateless::decorate(server, method, result))
 }
 
-/// `tools/call` as [`one`] serves it, without the JSON-RPC envelope: the
-/// request's id, the tool's name, its arguments and the `_meta` the params
-/// would carry; the result typed, as the client would decode it from the
-/// reply. The in-process client's fast path (`Server::start_call_direct`):
-/// started synchronously, the handler polled once with `cx`.
-/// `prepared`: `ctx` is already the stateless context of `meta`
-/// ([`stateless_context`]).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn start_call_direct<'a>(
-    server: &'a ServerInner,
+/// `tools/call`: its params decoded into the typed call, the one the
+/// in-process client makes too (`Server::start_call`), and its answer
+/// encoded. At the stateless revision the call checks its `_meta` and
+/// decorates its result itself.
+async fn tools_call(
+    server: &ServerInner,
     id: &Value,
-    name: &str,
-    arguments: Option<Value>,
-    meta: Option<Arc<Map<String, Value>>>,
+    params: Option<Value>,
     ctx: RequestContext,
-    prepared: bool,
-    cx: &mut Context<'_>,
-) -> DirectCall<'a> {
-    let stateless = prepared
-        || meta
-            .as_deref()
-            .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_META));
-    if !stateless {
-        return match call::start_named(server, id, name, arguments, meta, ctx, cx) {
-            Call::Done(outcome) => DirectCall::Done(outcome),
-            Call::Running(running) => DirectCall::Running(Box::pin(running.map(Ok))),
-        };
-    }
-    let ctx = if prepared {
-        ctx
-    } else {
-        match stateless_context(meta.as_deref(), ctx) {
-            Ok(ctx) => ctx,
-            Err(error) => return DirectCall::Done(Err(error)),
-        }
-    };
-    match call::start_named(server, id, name, arguments, meta, ctx, cx) {
-        Call::Done(outcome) => DirectCall::Done(
-            outcome
-                .map(|result| stateless::decorate_call(server, result))
-                .map_err(stateless::error),
-        ),
-        Call::Running(running) => DirectCall::Running(Box::pin(async move {
-            Ok(stateless::decorate_call(server, running.await))
-        })),
-    }
-}
-
-/// A `tools/call` started by [`start_call_direct`]: answered at once, or
-/// still running (dropping the future cancels it).
-pub(crate) enum DirectCall<'a> {
-    Done(Result<CallToolResult, ErrorObject>),
-    Running(BoxFuture<'a, Result<CallToolResult, ErrorObject>>),
-}
-
-/// The context a stateless request with `meta` is served in: its `_meta`
-/// checked, a session of its own (see `stateless::request_context`).
-pub(crate) fn stateless_context(
-    meta: Option<&Map<String, Value>>,
-    ctx: RequestContext,
-) -> Result<RequestContext, ErrorObject> {
-    stateless::validate_meta(meta)?;
-    Ok(stateless::request_context(ctx, meta))
+) -> Result<Value, ErrorObject> {
+    let call = ToolCall::from_params(id, params_object(params)?)?;
+    let answer = call::run(server, call, Served::Connection(ctx)).await;
+    answer.map(CallToolResult::into_value)
 }
 
 fn invalid(id: &Value, message: impl Into<String>) -> Value {
@@ -298,7 +246,6 @@ fn invalid(id: &Value, message: impl Into<String>) -> Value {
 
 async fn request(
     server: &ServerInner,
-    id: &Value,
     method: &str,
     params: Option<Value>,
     ctx: RequestContext,
@@ -307,10 +254,6 @@ async fn request(
         "initialize" => initialize(server, params_object(params)?, ctx.session()),
         "ping" => Ok(json!({})),
         "tools/list" => list_tools(server, params_object(params)?),
-        "tools/call" => {
-            let params = params_object(params)?;
-            call::call_tool(server, id, params, ctx).await
-        }
         "logging/setLevel" => set_level(params_object(params)?, ctx.session()),
         m if catalog::handles(&server.catalog, m) => {
             catalog::request(server, m, params_object(params)?, ctx).await

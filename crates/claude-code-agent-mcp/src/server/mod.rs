@@ -109,11 +109,11 @@ use serde_json::Value;
 pub use crate::types::LogLevel;
 pub use auth::AccessToken;
 pub use builder::ServerBuilder;
+pub(crate) use call::{Call, Served, ToolCall};
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use contain::panic_message;
 pub use context::{RequestContext, ResponseStream, TOOL_USE_ID_META, ToolContext};
-pub(crate) use dispatch::DirectCall;
 pub use handler::ToolHandler;
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
@@ -284,64 +284,31 @@ impl Server {
         .await
     }
 
-    /// `tools/call` without the JSON-RPC envelope, for the in-process
-    /// client: what [`handle`](Self::handle) does with
-    /// `{"id":id,"method":"tools/call","params":{"name":name,"arguments":arguments,"_meta":meta}}`
-    /// — validation, the timeout, panic capture, cancellation (drop the
-    /// future, or cancel through the session), the cap, the stateless
-    /// revision's `_meta` and result fields — the result typed as a client
-    /// decodes it, an error reply as its error object. Started at once,
-    /// the handler polled once with `cx`: most calls are answered then
-    /// ([`DirectCall::Done`]); the rest run in the future handed back.
-    /// `prepared`: `ctx` is
-    /// [`stateless_context`](Self::stateless_context) of `meta`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn start_call_direct<'a>(
+    /// `tools/call` as the in-process client asks for it: the typed
+    /// call that [`handle`](Self::handle) decodes a `tools/call` request
+    /// into, served by the same code (validation, the timeout, panic
+    /// capture, cancellation — drop the call, or cancel through the
+    /// session —, the cap, the stateless revision's `_meta` and result
+    /// fields), its answer typed. Started at once, the handler polled once
+    /// with `cx`: most calls are answered then ([`Call::Done`]); the rest
+    /// run in the future handed back.
+    pub(crate) fn start_call<'a>(
         &'a self,
-        id: &Value,
-        name: &str,
-        arguments: Option<Value>,
-        meta: Option<Arc<serde_json::Map<String, Value>>>,
-        ctx: RequestContext,
-        prepared: bool,
+        call: ToolCall<'_>,
+        served: Served,
         cx: &mut std::task::Context<'_>,
-    ) -> DirectCall<'a> {
-        use futures::FutureExt;
-        use std::panic::AssertUnwindSafe;
-        let failed = |id: &Value, panic: Box<dyn std::any::Any + Send>| {
-            let panic = panic_message(panic.as_ref());
-            tracing::error!(%id, panic = %panic, "the handler panicked");
-            Err(jsonrpc::ErrorObject::internal(format!(
-                "the server's handler panicked: {panic}"
-            )))
-        };
-        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            dispatch::start_call_direct(&self.inner, id, name, arguments, meta, ctx, prepared, cx)
-        }));
-        match started {
-            Ok(DirectCall::Running(running)) => {
-                let id = id.clone();
-                DirectCall::Running(Box::pin(async move {
-                    match AssertUnwindSafe(running).catch_unwind().await {
-                        Ok(outcome) => outcome,
-                        Err(panic) => failed(&id, panic),
-                    }
-                }))
-            }
-            Ok(done) => done,
-            Err(panic) => DirectCall::Done(failed(id, panic)),
-        }
+    ) -> Call<'a> {
+        call::start(&self.inner, call, served, cx)
     }
 
     /// The context a stateless request carrying `meta` is served in (its
     /// `_meta` checked): what a caller that sends the same `_meta` with
-    /// every call may build once and pass to
-    /// [`call_tool_direct`](Self::call_tool_direct) as `prepared`.
+    /// every call makes once ([`Served::Stateless`]).
     pub(crate) fn stateless_context(
         meta: &serde_json::Map<String, Value>,
         ctx: RequestContext,
     ) -> Result<RequestContext, jsonrpc::ErrorObject> {
-        dispatch::stateless_context(Some(meta), ctx)
+        stateless::checked_context(Some(meta), ctx)
     }
 
     /// Adds a tool, or replaces the one with the same name (keeping its

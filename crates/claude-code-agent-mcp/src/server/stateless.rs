@@ -24,7 +24,8 @@ use super::session::Session;
 use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
-    CLIENT_CAPABILITIES_META, PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
+    CLIENT_CAPABILITIES_META, LOG_LEVEL_META, PROTOCOL_VERSION_META, SERVER_INFO_META,
+    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
 };
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 
@@ -39,13 +40,6 @@ pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
 /// JSON-RPC error: the request's protocol version is not spoken here (HTTP 400).
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
-/// `_meta` key of the level a stateless request wants log messages at.
-pub const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
-/// `_meta` key of the server's name and version on stateless results.
-pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
-/// `_meta` key tying a notification to its `subscriptions/listen` stream.
-pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Methods the stateless revision removed: answered `-32601` when stateless.
 pub const REMOVED_METHODS: &[&str] = &[
@@ -105,8 +99,14 @@ pub(crate) fn request_meta<'a>(
         .and_then(Value::as_object);
     let stateless = method == "server/discover"
         || method == "subscriptions/listen"
-        || meta.is_some_and(|m| m.contains_key(PROTOCOL_VERSION_META));
+        || meta.is_some_and(is_stateless);
     stateless.then_some(meta)
+}
+
+/// Whether a request with this `_meta` is of the stateless revision (it
+/// names its protocol version).
+pub(crate) fn is_stateless(meta: &Map<String, Value>) -> bool {
+    meta.contains_key(PROTOCOL_VERSION_META)
 }
 
 /// Checks a stateless request's `_meta`: `-32602` when it lacks what the
@@ -197,68 +197,13 @@ pub(crate) fn discover(server: &ServerInner) -> Value {
 /// Adds what the stateless revision requires of a result: `resultType`,
 /// cache hints on cacheable ones, the server's identity in `_meta`.
 pub(crate) fn decorate(server: &ServerInner, method: &str, result: Value) -> Value {
-    let Value::Object(mut result) = result else {
-        return result;
-    };
-    let input_required = result.get("resultType").and_then(Value::as_str) == Some("input_required");
-    if input_required && method == "tools/call" {
-        // A tool that needs input: its (empty) content is no part of it.
-        if result
-            .get("content")
-            .and_then(Value::as_array)
-            .is_some_and(Vec::is_empty)
-        {
-            result.remove("content");
-        }
-        if result.get("isError") == Some(&Value::Bool(false)) {
-            result.remove("isError");
-        }
-    }
-    result
-        .entry("resultType")
-        .or_insert_with(|| "complete".into());
-    if CACHEABLE.contains(&method) {
-        result.entry("ttlMs").or_insert_with(|| 0.into());
-        result
-            .entry("cacheScope")
-            .or_insert_with(|| "private".into());
-    }
-    let meta = result
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(meta) = meta {
-        meta.entry(SERVER_INFO_META)
-            .or_insert_with(|| json!({"name": server.name, "version": server.version}));
-    }
-    Value::Object(result)
+    server.decoration.value(method, result)
 }
 
-/// [`decorate`] for a typed `tools/call` result: the same fields as
-/// decorating its JSON and decoding that. A result with members of its own
-/// beyond `_meta` goes the long way (through its JSON). The fields are the
-/// server's [`Decoration`], built once and shared (clones of a
-/// [`SharedMap`]: no copy, no allocation).
-pub(crate) fn decorate_call(server: &ServerInner, mut result: CallToolResult) -> CallToolResult {
-    if !result.extra.is_empty() {
-        let decorated = decorate(server, "tools/call", result.into_value());
-        return serde_json::from_value(decorated).unwrap_or_else(|e| {
-            CallToolResult::error(format!("the decorated result does not decode: {e}"))
-        });
-    }
-    let decoration = &server.decoration;
-    result.extra = decoration.extra.clone();
-    match &mut result.meta {
-        None => result.meta = Some(decoration.meta.clone()),
-        Some(meta) => {
-            meta.entry(SERVER_INFO_META)
-                .or_insert_with(|| decoration.meta[SERVER_INFO_META].clone());
-        }
-    }
-    result
-}
-
-/// What [`decorate_call`] adds to a result, built once per server and
-/// shared by the results: `resultType` and the `_meta` naming the server.
+/// What the stateless revision adds to the results of one server, built
+/// once and shared by the results: `resultType` and the `_meta` naming the
+/// server. Cheap to clone (clones of [`SharedMap`]s).
+#[derive(Clone)]
 pub(crate) struct Decoration {
     /// `{"resultType":"complete"}`.
     extra: SharedMap,
@@ -275,6 +220,67 @@ impl Decoration {
             extra: extra.into_iter().collect(),
             meta: meta.into_iter().collect(),
         }
+    }
+
+    /// [`decorate`], on the JSON of a result of `method`.
+    fn value(&self, method: &str, result: Value) -> Value {
+        let Value::Object(mut result) = result else {
+            return result;
+        };
+        let input_required =
+            result.get("resultType").and_then(Value::as_str) == Some("input_required");
+        if input_required && method == "tools/call" {
+            // A tool that needs input: its (empty) content is no part of it.
+            if result
+                .get("content")
+                .and_then(Value::as_array)
+                .is_some_and(Vec::is_empty)
+            {
+                result.remove("content");
+            }
+            if result.get("isError") == Some(&Value::Bool(false)) {
+                result.remove("isError");
+            }
+        }
+        result
+            .entry("resultType")
+            .or_insert_with(|| "complete".into());
+        if CACHEABLE.contains(&method) {
+            result.entry("ttlMs").or_insert_with(|| 0.into());
+            result
+                .entry("cacheScope")
+                .or_insert_with(|| "private".into());
+        }
+        let meta = result
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(meta) = meta {
+            meta.entry(SERVER_INFO_META)
+                .or_insert_with(|| self.meta[SERVER_INFO_META].clone());
+        }
+        Value::Object(result)
+    }
+
+    /// [`decorate`] for a typed `tools/call` result: the same fields as
+    /// decorating its JSON and decoding that, shared rather than copied
+    /// (no allocation). A result with members of its own beyond `_meta`
+    /// goes the long way (through its JSON).
+    pub(crate) fn call(&self, mut result: CallToolResult) -> CallToolResult {
+        if !result.extra.is_empty() {
+            let decorated = self.value("tools/call", result.into_value());
+            return serde_json::from_value(decorated).unwrap_or_else(|e| {
+                CallToolResult::error(format!("the decorated result does not decode: {e}"))
+            });
+        }
+        result.extra = self.extra.clone();
+        match &mut result.meta {
+            None => result.meta = Some(self.meta.clone()),
+            Some(meta) => {
+                meta.entry(SERVER_INFO_META)
+                    .or_insert_with(|| self.meta[SERVER_INFO_META].clone());
+            }
+        }
+        result
     }
 }
 
@@ -337,6 +343,16 @@ fn outlet(ctx: RequestContext, meta: Option<&Map<String, Value>>) -> Outlet {
         session,
         log_level,
     }
+}
+
+/// The context a stateless request with `meta` is served in, once its
+/// `_meta` passed [`validate_meta`]: see [`request_context`].
+pub(crate) fn checked_context(
+    meta: Option<&Map<String, Value>>,
+    ctx: RequestContext,
+) -> Result<RequestContext, ErrorObject> {
+    validate_meta(meta)?;
+    Ok(request_context(ctx, meta))
 }
 
 /// The context a stateless request is served in: a session of its own

@@ -42,6 +42,12 @@ pub const PROTOCOL_VERSION_META: &str = "io.modelcontextprotocol/protocolVersion
 pub const CLIENT_INFO_META: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key of a stateless request's client capabilities.
 pub const CLIENT_CAPABILITIES_META: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key of the level a stateless request wants log messages at.
+pub const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key of the server's name and version on stateless results.
+pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key tying a notification to its `subscriptions/listen` stream.
+pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// A name and version: `serverInfo` or `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

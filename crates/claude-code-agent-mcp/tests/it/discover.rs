@@ -5,9 +5,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use claude_code_agent_mcp::server::stateless::{
-    HEADER_MISMATCH, SERVER_INFO_META, SUBSCRIPTION_ID_META, UNSUPPORTED_PROTOCOL_VERSION,
-};
+use claude_code_agent_mcp::server::stateless::{HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
+use claude_code_agent_mcp::types::{SERVER_INFO_META, SUBSCRIPTION_ID_META};
 use claude_code_agent_mcp::{LogLevel, RequestContext, Server, Session, Tool, ToolContext};
 use serde_json::{Value, json};
 

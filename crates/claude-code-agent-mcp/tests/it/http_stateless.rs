@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+use claude_code_agent_mcp::types::SERVER_INFO_META;
 use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use reqwest::{Client, RequestBuilder, StatusCode};
 use serde_json::{Value, json};
@@ -158,6 +159,12 @@ async fn a_handler_that_blocks_its_thread_is_answered_on_time() {
     assert_eq!(v["result"]["isError"], true, "{v}");
     let said = v["result"]["content"][0]["text"].as_str().unwrap();
     assert!(said.contains("timed out after 300ms"), "{said}");
+    // The watchdog's answer is the call's: with the revision's fields.
+    assert_eq!(v["result"]["resultType"], "complete", "{v}");
+    assert!(
+        v["result"]["_meta"][SERVER_INFO_META]["name"].is_string(),
+        "{v}"
+    );
     // The timeout (300 ms) and the watchdog's grace (100 ms), well before
     // the thread is free (2.5 s).
     assert!(waited < Duration::from_millis(1500), "{waited:?}");

@@ -11,7 +11,8 @@
 //!   (`super::Error` from `client/error.rs` is an edge to `error`).
 //! - In `claude-code-agent-mcp`, `transport` (what every peer shares) is
 //!   below `client` and `server`, and the wire types `types` and
-//!   `jsonrpc` are below all three.
+//!   `jsonrpc` are below all three; the client names the server only in
+//!   its in-process transport (`client/in_process.rs`).
 
 mod graph;
 
@@ -42,6 +43,10 @@ const BELOW: &[(&str, &str, &[&str])] = &[
         &["client", "server", "transport"],
     ),
 ];
+
+/// `(crate, module, module it names, the only children of it that may)`.
+const ONLY_IN: &[(&str, &str, &str, &[&str])] =
+    &[("claude-code-agent-mcp", "client", "server", &["in_process"])];
 
 fn show(m: &[String]) -> String {
     if m.is_empty() {
@@ -231,6 +236,37 @@ fn layering(krate: &str, edges: &[Edge]) -> Vec<String> {
     found.into_values().collect()
 }
 
+/// Imports against [`ONLY_IN`].
+fn confinement(krate: &str, edges: &[Edge]) -> Vec<String> {
+    let mut found = BTreeMap::new();
+    for &(_, module, named, only_in) in ONLY_IN.iter().filter(|(k, ..)| *k == krate) {
+        for edge in edges {
+            let (Some(from), Some(to)) = (edge.from.first(), edge.to.first()) else {
+                continue;
+            };
+            let child = edge.from.get(1).map(String::as_str);
+            if from == module && to == named && !child.is_some_and(|c| only_in.contains(&c)) {
+                let key = (edge.at.clone(), edge.path.clone());
+                found.insert(
+                    key,
+                    format!(
+                        "{}: `{}`: {} names `{named}`, which `{module}` names only in `{}`",
+                        edge.at,
+                        edge.path,
+                        show(&edge.from),
+                        only_in
+                            .iter()
+                            .map(|c| format!("{module}::{c}"))
+                            .collect::<Vec<_>>()
+                            .join("`, `")
+                    ),
+                );
+            }
+        }
+    }
+    found.into_values().collect()
+}
+
 /// The graph of a crate of the workspace.
 fn crate_edges(krate: &str) -> Vec<Edge> {
     let prefix = format!("crates/{krate}/src/");
@@ -260,6 +296,15 @@ fn the_mcp_transport_is_below_the_client_and_the_server() {
     check(
         "a lower layer of the MCP crate imports a higher one",
         layering(krate, &crate_edges(krate)),
+    );
+}
+
+#[test]
+fn the_mcp_client_names_the_server_only_in_its_in_process_transport() {
+    let krate = "claude-code-agent-mcp";
+    check(
+        "the MCP client names the server outside its in-process transport",
+        confinement(krate, &crate_edges(krate)),
     );
 }
 
@@ -355,6 +400,39 @@ fn the_rules_catch_what_they_should() {
         "#[cfg(feature = \"http\")]\nuse crate::client::Error;\n",
     ));
     assert_eq!(layering("claude-code-agent-mcp", &made_up(&files)).len(), 1);
+
+    // The client names the server in its in-process transport only: not
+    // in another child, nor in itself, nor through a re-export at the root.
+    let client_and_server = |client: &str, engine: &str| {
+        made_up(&[
+            (
+                "lib.rs",
+                "pub mod client;\nmod server;\npub use server::Server;\n",
+            ),
+            ("client/mod.rs", client),
+            ("client/in_process.rs", "use crate::server::Server;\n"),
+            ("client/engine.rs", engine),
+            ("server/mod.rs", "pub struct Server;\n"),
+        ])
+    };
+    let fine = client_and_server("mod engine;\nmod in_process;\n", "pub struct Inner;\n");
+    assert!(confinement("claude-code-agent-mcp", &fine).is_empty());
+    for (client, engine, at) in [
+        (
+            "mod engine;\nmod in_process;\n",
+            "use crate::server::Server;\n",
+            "client/engine.rs:1: ",
+        ),
+        (
+            "mod engine;\nmod in_process;\nfn f(_: crate::Server) {}\n",
+            "",
+            "client/mod.rs:3: ",
+        ),
+    ] {
+        let v = confinement("claude-code-agent-mcp", &client_and_server(client, engine));
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert!(v[0].starts_with(at), "{v:#?}");
+    }
 
     // A 3-cycle among siblings, deeper down, through `super::` and a
     // path in code.

@@ -12,9 +12,8 @@ use serde_json::{Map, Value};
 use super::Inner;
 use crate::client::Error;
 use crate::client::deadline::{self, Limits};
-use crate::client::in_process::InProcessTransport;
+use crate::client::in_process::{InProcessTransport, Started};
 use crate::client::options::RequestOptions;
-use crate::server::DirectCall;
 use crate::types::CallToolResult;
 
 impl Inner {
@@ -31,11 +30,11 @@ impl Inner {
     }
 
     /// `tools/call` straight to the in-process server (when
-    /// [`can_call_direct`](Self::can_call_direct)). Resolves to what
-    /// [`request`](Self::request) and decoding the result would: the
-    /// server runs the same code (validation, timeout, panic capture,
-    /// cap), the client keeps its timeout, its close and its cancellation
-    /// (dropping the future drops the call, whose token fires).
+    /// [`can_call_direct`](Self::can_call_direct)): the typed call that the
+    /// server's JSON-RPC dispatch decodes a request into, its answer taken
+    /// as it is. The client keeps its timeout, its close and its
+    /// cancellation (dropping the future drops the call, whose token
+    /// fires).
     pub(crate) fn call_tool_direct<'a>(
         &'a self,
         name: &'a str,
@@ -149,12 +148,10 @@ impl Future for DirectCallFuture<'_> {
                 let id = inner.next_id().to_value();
                 match direct.start_call(&id, this.name, arguments, meta, cx) {
                     Err(error) => return Poll::Ready(Err(error)),
-                    Ok(DirectCall::Done(outcome)) => {
-                        return Poll::Ready(outcome.map_err(Error::from));
+                    Ok(Started::Answered(answer)) => {
+                        return Poll::Ready(answer.map_err(Error::from));
                     }
-                    Ok(DirectCall::Running(running)) => {
-                        Box::pin(inner.finish_direct(running, limits))
-                    }
+                    Ok(Started::Running(running)) => Box::pin(inner.finish_direct(running, limits)),
                 }
             }
         };

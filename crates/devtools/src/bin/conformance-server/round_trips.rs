@@ -7,8 +7,9 @@ use std::sync::Mutex;
 
 use claude_code_agent_mcp::Server;
 use claude_code_agent_mcp::jsonrpc::{self, ErrorObject};
-use claude_code_agent_mcp::server::stateless::{SERVER_INFO_META, missing_client_capability};
+use claude_code_agent_mcp::server::stateless::missing_client_capability;
 use claude_code_agent_mcp::server::{Handler, RequestContext};
+use claude_code_agent_mcp::types::SERVER_INFO_META;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
 
