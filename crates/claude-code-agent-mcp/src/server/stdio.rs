@@ -17,7 +17,6 @@ use crate::transport::lines::{
     DEFAULT_MAX_LINE_BYTES, DEFAULT_WRITE_BUFFER_BYTES, Line, LineReader, LineWriter, Order,
     Parsed, SendError, UnreadProbe, parse_line,
 };
-use admission::{Queued, admission, cancelled_id, queue_bound};
 
 /// The cap on one incoming line when serving (64 MiB).
 pub const SERVE_MAX_LINE_BYTES: usize = DEFAULT_MAX_LINE_BYTES;
@@ -156,8 +155,6 @@ pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> i
     )
     .await
 }
-
-mod admission;
 
 #[cfg(unix)]
 mod pipes;
@@ -399,6 +396,48 @@ where
         (Some(e), _) | (None, Some(e)) => Err(e),
         (None, None) => Ok(()),
     }
+}
+
+// ---------------------------------------------------------------------------
+// Admission: requests read while they cannot be admitted yet (no room in the
+// byte budget, or SERVE_MAX_REQUESTS_IN_FLIGHT running) wait as their lines
+// (their parsed values may take many times the bytes), while the reader goes
+// on handling responses and notifications (the client's answers to the
+// server's own requests, which running calls may wait for). Each is admitted
+// as soon as it fits: one that does not fit never holds up one behind it
+// that does.
+
+/// A request read and not admitted yet.
+struct Queued {
+    /// Its line, parsed again once admitted.
+    line: Vec<u8>,
+    /// What it asks of the budget.
+    demand: Demand,
+    order: Order,
+    /// Its id (not for a batch), for `notifications/cancelled`.
+    id: Option<Value>,
+    /// What it takes while it waits (its line and its place in the queue).
+    bytes: usize,
+}
+
+/// How many bytes of requests may wait for admission before reading stops:
+/// a 16th of the budget, at least 1 MiB.
+fn queue_bound(budget: usize) -> usize {
+    (budget / 16).max(1 << 20)
+}
+
+/// Waits until a request of `queue` fits: its position, and its ticket.
+/// Cancel-safe: dropped before it is done, every request still waits.
+/// Never ready on an empty queue.
+async fn admission(budget: &Arc<Budget>, queue: &VecDeque<Queued>) -> (usize, Ticket) {
+    budget.admit_any(|| queue.iter().map(|q| q.demand)).await
+}
+
+/// The id a `notifications/cancelled` cancels.
+fn cancelled_id(message: &Value) -> Option<&Value> {
+    (message.get("method")? == "notifications/cancelled")
+        .then(|| crate::jsonrpc::at(message, &["params", "requestId"]))
+        .flatten()
 }
 
 /// What the read loop of [`serve`] does next.
