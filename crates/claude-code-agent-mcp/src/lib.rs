@@ -104,8 +104,6 @@ pub mod __private {
     #[cfg(feature = "http-client")]
     pub use crate::client::http::{SseEvent, SseEventTooLarge, SseParser};
     pub use crate::server::contain::panic_message;
-    /// The tool timeout's backstop, for the Claude Code bridge.
-    pub use crate::server::watched::ExternalWatch;
 
     /// What the transports share: NDJSON framing, child process groups,
     /// the request table, lenient JSON, the `x-mcp-header` rules.

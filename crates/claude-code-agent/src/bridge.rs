@@ -39,7 +39,6 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::__private::ExternalWatch;
 use crate::mcp::jsonrpc::{self, ErrorObject};
 use crate::mcp::{RequestContext, Session};
 use crate::message::{McpProgress, Message};
@@ -167,12 +166,7 @@ impl Bridge {
     /// Answers one CLI→SDK `mcp_message`: the payload of the success answer,
     /// `{"mcp_response": …}`. The message is moved to the server, never
     /// copied.
-    /// A tool call carries `watch`, the tool timeout's backstop, if given.
-    pub(crate) async fn reply(
-        &self,
-        request: McpMessageRequest,
-        watch: Option<&ExternalWatch>,
-    ) -> Value {
+    pub(crate) async fn reply(&self, request: McpMessageRequest) -> Value {
         let McpMessageRequest {
             server_name,
             message,
@@ -187,10 +181,7 @@ impl Bridge {
         let reply = match entry {
             Some(entry) => {
                 let _call = self.progress.track(&server_name, &message);
-                let mut ctx = RequestContext::with_session(entry.session.clone());
-                if let Some(watch) = watch {
-                    watch.attach(&mut ctx);
-                }
+                let ctx = RequestContext::with_session(entry.session.clone());
                 entry.server.handler().handle(message, ctx).await
             }
             None if jsonrpc::kind(&message) == jsonrpc::Kind::Request => {
@@ -429,14 +420,14 @@ mod tests {
             "calc",
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         );
-        assert_eq!(bridge.reply(note, None).await, ack);
+        assert_eq!(bridge.reply(note).await, ack);
         // A notification for a server we do not have: acknowledged too.
         let note = McpMessageRequest::new("nope", json!({"jsonrpc": "2.0", "method": "x"}));
-        assert_eq!(bridge.reply(note, None).await, ack);
+        assert_eq!(bridge.reply(note).await, ack);
         // A request for it: a JSON-RPC error with its id.
         let req =
             McpMessageRequest::new("nope", json!({"jsonrpc": "2.0", "id": 7, "method": "ping"}));
-        let reply = bridge.reply(req, None).await;
+        let reply = bridge.reply(req).await;
         assert_eq!(reply["mcp_response"]["id"], 7);
         assert_eq!(reply["mcp_response"]["error"]["code"], -32601);
         let ping = McpMessageRequest::new(
@@ -444,7 +435,7 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}),
         );
         assert_eq!(
-            bridge.reply(ping, None).await,
+            bridge.reply(ping).await,
             json!({"mcp_response": {"jsonrpc": "2.0", "id": "p", "result": {}}})
         );
     }
@@ -469,9 +460,7 @@ mod tests {
         let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
             "name": "slow", "arguments": {},
             "_meta": {"claudecode/toolUseId": "toolu_1", "progressToken": 5}}});
-        let reply = bridge
-            .reply(McpMessageRequest::new("calc", call), None)
-            .await;
+        let reply = bridge.reply(McpMessageRequest::new("calc", call)).await;
         assert_eq!(
             reply["mcp_response"]["result"]["content"][0]["text"],
             "done"

@@ -97,6 +97,7 @@ mod stdio;
 mod tool;
 mod validate;
 pub(crate) mod watchdog;
+#[cfg(feature = "http-server")]
 pub(crate) mod watched;
 
 use std::sync::{Arc, Mutex, PoisonError, Weak};

@@ -11,10 +11,8 @@
 //! answered with the timeout result the call itself would have given,
 //! delivered where the transport said (`serve_lines`: its connection's
 //! channel of timeout answers; HTTP: the call's SSE stream, or the waiting
-//! POST of a plain JSON answer, `watched.rs`; the Claude Code bridge:
-//! the CLI's control channel); its task is aborted, or its request
-//! withdrawn (the handler future is dropped once the blocking call
-//! returns).
+//! POST of a plain JSON answer, `watched.rs`), and its task is aborted
+//! (the handler future is dropped once the blocking call returns).
 //! Whichever of the two settles the watch first answers; the other's
 //! answer is dropped.
 //!
@@ -171,12 +169,6 @@ impl Watch {
             }
             Slot::Idle => true,
         }
-    }
-
-    /// Whether the watch is settled: asked before the call settles it
-    /// itself, whether the watchdog answered.
-    pub(crate) fn answered(&self) -> bool {
-        matches!(*lock(&self.slot), Slot::Settled)
     }
 
     /// Its time came (taken off the schedule at `popped`): put back if

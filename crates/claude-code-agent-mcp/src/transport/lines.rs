@@ -239,29 +239,6 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         self.max
     }
 
-    /// The same reader over another source made from this one's (the same
-    /// pipe read another way, say): what is buffered and the reader's
-    /// state carry over, so no byte is lost. When `f` fails, its error is
-    /// returned and the reader is gone.
-    pub fn try_map_inner<S, E>(
-        self,
-        f: impl FnOnce(R) -> Result<S, E>,
-    ) -> Result<LineReader<S>, E> {
-        Ok(LineReader {
-            inner: f(self.inner)?,
-            buf: self.buf,
-            start: self.start,
-            scanned: self.scanned,
-            max: self.max,
-            skipping: self.skipping,
-            head: self.head,
-            eof: self.eof,
-            done: self.done,
-            cut: self.cut,
-            small_run: self.small_run,
-        })
-    }
-
     /// The buffer's current capacity (for tests of the memory bound).
     pub fn buffer_capacity(&self) -> usize {
         self.buf.capacity()

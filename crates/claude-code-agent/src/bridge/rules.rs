@@ -81,10 +81,7 @@ fn rmcp_server() -> InProcessServer {
 }
 
 async fn send(bridge: &Bridge, server: &str, message: Value) -> Value {
-    bridge
-        .reply(McpMessageRequest::new(server, message), None)
-        .await["mcp_response"]
-        .clone()
+    bridge.reply(McpMessageRequest::new(server, message)).await["mcp_response"].clone()
 }
 
 fn call(id: Value, tool: &str) -> Value {

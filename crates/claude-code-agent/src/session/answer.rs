@@ -7,33 +7,29 @@
 //! ends: then its handler future is dropped (a running tool's or
 //! callback's cancellation token fires) and nothing is answered.
 //!
-//! **Inline first poll.** The reader does not spawn a task per request: it
-//! polls the request's future once, right where it read it. Most answers
-//! are ready at once (a quick tool, `ping`, `tools/list`, an
-//! acknowledgement); theirs is queued in the writer by that same poll, with
-//! no task, no hand-off between threads and no wakeup, and the reader
-//! writes everything it queued with one `write` just before it would wait
-//! for more input (so answers to the lines of one read leave together, and
-//! none waits for the next line). A request that is not done on
-//! its first poll is registered as in flight (so it can be withdrawn) and
-//! moved, as it is, into a task of its own. The reader never *awaits* a
-//! handler; a handler doing seconds of blocking work in its first poll
-//! would still hold the reader (a thread of its own, inside the runtime's
-//! context but not one of its workers) up: use `spawn_blocking` for such
-//! work.
+//! **A task per request.** The reader registers each request as in flight
+//! (so that it can be withdrawn) and spawns a Tokio task that computes and
+//! writes its answer; the reader never awaits a handler. A handler runs as
+//! any Tokio task does (`tokio::task::id()`, task-locals, `block_in_place`);
+//! one that blocks its thread holds up a worker of the runtime, as any task
+//! that blocks does.
 //!
-//! **Blocked tool calls.** A `tools/call` carries a watch of the MCP
-//! crate's watchdog: a handler that blocks its thread past the tool's
-//! timeout is answered on time with its timeout result, from the watchdog
-//! ([`answer_on_timeout`]), and withdrawn; its own answer, when the thread
-//! is free, is dropped. If it blocked in its first poll, the reader
-//! reads nothing more until then, but the CLI has its answer.
+//! **Answers finished together leave together.** An answer ready at its
+//! task's first poll is queued in the writer
+//! ([`LineWriter::queue`](crate::transport::LineWriter::queue)), not
+//! written: a task holds back the writing until its first poll is over,
+//! and the reader while it routes the lines of one read; the last to let
+//! go writes everything queued with one `write`
+//! ([`LineWriter::flush_queued`](crate::transport::LineWriter::flush_queued)).
+//! An answer that takes longer is sent on its own. So the answers to the
+//! lines of one read leave in one `write`, not one each.
 
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::sync::atomic::Ordering;
+use std::task::Poll;
 
 use futures::FutureExt;
 use serde_json::Value;
@@ -41,48 +37,70 @@ use tokio_util::sync::CancellationToken;
 
 use super::Connection;
 use crate::callbacks::{DialogContext, HookContext, PermissionContext};
-use crate::mcp::__private::ExternalWatch;
+use crate::mcp::__private::transport::RegisterError;
 use crate::protocol::{
-    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput, McpMessageResponse,
+    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput,
 };
 
+/// A request's work: its answer's payload, or the text of a control error.
+/// Boxed: the task that runs it stays small.
+type Work = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+
 impl Connection {
-    /// Starts answering one CLI request (see the module docs): its future
-    /// polled once here, then, if it is not done, in a task of its own.
+    /// Starts answering one CLI request (see the module docs) in a task of
+    /// its own.
     pub(super) fn on_control_request(self: &Arc<Self>, request: ControlRequest) {
         let ControlRequest {
             request_id,
             request,
             ..
         } = request;
-        let mut answering = Box::pin(serve(self.clone(), request_id, request));
-        // The no-op waker is never needed: a future that is pending after
-        // this poll is polled again at once by its task, with the task's
-        // waker.
-        match answering
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
+        let token = CancellationToken::new();
+        match self
+            .requests
+            .register_theirs(request_id.clone(), token.clone())
         {
-            // Answered at once: queued, and written with the other answers
-            // of the lines read together before the reader waits (the
-            // reader flushes). If the buffer is full: sent by a task.
-            Poll::Ready(Some(response)) => match self.writer.queue(&response) {
-                Ok(true) => {}
-                Ok(false) => {
-                    let conn = self.clone();
-                    tokio::spawn(async move { conn.answer(&response).await });
-                }
-                Err(e) => tracing::debug!("answering the CLI failed: {e}"),
-            },
-            Poll::Ready(None) => {}
-            Poll::Pending => {
+            Ok(()) => {}
+            Err(RegisterError::Duplicate(_)) => {
+                // Its answer could not be told from the other's.
+                let response = ControlResponse::error(
+                    request_id,
+                    "a request with this id is already being answered",
+                );
                 let conn = self.clone();
-                tokio::spawn(async move {
-                    if let Some(response) = answering.await {
-                        conn.answer(&response).await;
-                    }
-                });
+                tokio::spawn(async move { conn.answer(&response).await });
+                return;
             }
+            // The session has ended: nobody reads an answer.
+            Err(_) => return,
+        }
+        self.hold();
+        let work: Work = match request {
+            CliRequest::McpMessage(message) => {
+                let conn = self.clone();
+                Box::pin(async move { Ok(conn.bridge.reply(message).await) })
+            }
+            request => Box::pin(callback(
+                self.clone(),
+                request_id.clone(),
+                request,
+                token.clone(),
+            )),
+        };
+        tokio::spawn(serve(self.clone(), request_id, token, work));
+    }
+
+    /// Holds back the writing of queued answers: a request's task until its
+    /// first poll is over, the reader while it routes the lines it read.
+    pub(super) fn hold(&self) {
+        self.holds.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Lets go of a [`hold`](Self::hold); the last to let go writes what
+    /// is queued, with one `write`.
+    pub(super) fn release(&self) {
+        if self.holds.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.writer.flush_queued();
         }
     }
 
@@ -91,79 +109,66 @@ impl Connection {
             tracing::debug!("answering the CLI failed: {e}");
         }
     }
+
+    /// [`answer`](Self::answer) in a box of its own: for the rarer answers
+    /// that may wait, so that a task that does not carries no room for it.
+    fn answer_boxed(
+        self: &Arc<Self>,
+        response: ControlResponse,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        let conn = self.clone();
+        Box::pin(async move { conn.answer(&response).await })
+    }
 }
 
-/// Computes the answer to one request, unless the request is withdrawn
-/// first (or the session has ended): then `None`, and nothing is answered.
-async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option<ControlResponse> {
-    // Callbacks get the withdrawal token up front; an MCP message needs one
-    // only if it is still running after its first poll, or if it is a
-    // watched tool call (the watchdog withdraws it when it answers).
-    let mut token = match &request {
-        CliRequest::McpMessage(_) => None,
-        _ => Some(CancellationToken::new()),
-    };
-    let watch = match &request {
-        CliRequest::McpMessage(m) if m.message.get("method") == Some(&"tools/call".into()) => {
-            let token = token.get_or_insert_with(CancellationToken::new).clone();
-            ExternalWatch::new(answer_on_timeout(&conn, id.clone(), token))
-        }
-        _ => None,
-    };
-    let mut work = pin!(
-        AssertUnwindSafe(answer(
-            &conn,
-            id.clone(),
-            request,
-            token.clone(),
-            watch.as_ref()
-        ))
-        .catch_unwind()
-    );
-    let mut withdrawn = None;
-    let outcome = poll_fn(|cx| {
-        if let Poll::Ready(outcome) = work.as_mut().poll(cx) {
-            return Poll::Ready(Some(outcome));
-        }
-        let withdrawn = match &mut withdrawn {
-            Some(withdrawn) => withdrawn,
-            None if watch.as_ref().is_some_and(ExternalWatch::answered) => {
-                // Its first poll blocked past the timeout: answered.
-                return Poll::Ready(None);
+/// Answers one request, unless it is withdrawn first (or the session
+/// ends): then its future is dropped, and nothing is answered. An answer
+/// ready at the first poll is queued, and written by the last to let go of
+/// its hold; a later one is sent at once.
+async fn serve(conn: Arc<Connection>, id: String, token: CancellationToken, work: Work) {
+    let mut work = AssertUnwindSafe(work).catch_unwind();
+    let first = poll_fn(|cx| Poll::Ready(work.poll_unpin(cx))).await;
+    let at_once = first.is_ready();
+    let outcome = match first {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => {
+            conn.release();
+            tokio::select! {
+                biased;
+                outcome = &mut work => outcome,
+                () = token.cancelled() => return,
             }
-            None => {
-                // Not done at once: from now on it can be withdrawn.
-                let token = token.get_or_insert_with(CancellationToken::new);
-                if conn
-                    .requests
-                    .register_theirs(id.clone(), token.clone())
-                    .is_err()
-                {
-                    // The session has ended (or the CLI reused an id
-                    // still in flight): nobody reads this answer.
-                    return Poll::Ready(None);
-                }
-                withdrawn.insert(Box::pin(token.clone().cancelled_owned()))
+        }
+    };
+    let response = respond(&conn, id, outcome);
+    let send = if at_once {
+        // Queued, to leave with the others (see the module docs); sent, once
+        // there is room, when the writer's buffer is full.
+        let full = match response.as_ref().map(|r| conn.writer.queue(r)) {
+            Some(Ok(queued)) => !queued,
+            Some(Err(e)) => {
+                tracing::debug!("answering the CLI failed: {e}");
+                false
             }
+            None => false,
         };
-        withdrawn.as_mut().poll(cx).map(|()| None)
-    })
-    .await;
-    let Some(outcome) = outcome else {
-        if watch.as_ref().is_some_and(ExternalWatch::answered) {
-            // Registered after the watchdog took it off the table: out.
-            conn.requests.complete_theirs(&id);
-        }
-        return None;
+        conn.release();
+        response.filter(|_| full)
+    } else {
+        response
     };
-    // Answered by the watchdog, or withdrawn meanwhile? Then this answer
-    // is not expected.
-    if watch.as_ref().is_some_and(|w| !w.settle()) {
-        return None;
+    if let Some(response) = send {
+        conn.answer_boxed(response).await;
     }
-    if withdrawn.is_some() && conn.requests.complete_theirs(&id).is_none() {
-        return None;
-    }
+}
+
+/// The answer to request `id`, unless it was withdrawn meanwhile.
+fn respond(
+    conn: &Connection,
+    id: String,
+    outcome: std::thread::Result<Result<Value, String>>,
+) -> Option<ControlResponse> {
+    conn.requests.complete_theirs(&id)?;
     Some(match outcome {
         Ok(Ok(payload)) => ControlResponse::success(id, payload),
         Ok(Err(message)) => ControlResponse::error(id, message),
@@ -177,41 +182,18 @@ async fn serve(conn: Arc<Connection>, id: String, request: CliRequest) -> Option
     })
 }
 
-/// What the watchdog does when a tool call's handler blocks its thread past
-/// the call's timeout (called from the watchdog's thread, outside the
-/// runtime): the call is withdrawn (its handler future is dropped once
-/// the thread is free) and its timeout result is sent to the CLI.
-fn answer_on_timeout(
-    conn: &Arc<Connection>,
-    id: String,
-    token: CancellationToken,
-) -> impl FnOnce(Value) + Send + 'static {
-    let conn = Arc::downgrade(conn);
-    let runtime = tokio::runtime::Handle::current();
-    move |reply| {
-        let Some(conn) = conn.upgrade() else {
-            return;
-        };
-        conn.requests.complete_theirs(&id);
-        token.cancel();
-        let response = ControlResponse::success(id, McpMessageResponse::new(reply).into_value());
-        runtime.spawn(async move { conn.answer(&response).await });
-    }
-}
-
-/// The payload of the success answer to one request, or the text of the
-/// control error.
-async fn answer(
-    conn: &Connection,
+/// The payload of the success answer to a request for a callback (or to
+/// one this SDK does not know), or the text of the control error. A
+/// callback gets the request's withdrawal token.
+async fn callback(
+    conn: Arc<Connection>,
     request_id: String,
     request: CliRequest,
-    cancel: Option<CancellationToken>,
-    watch: Option<&ExternalWatch>,
+    cancel: CancellationToken,
 ) -> Result<Value, String> {
-    // Callbacks always get the request's token (see `serve`).
-    let cancel = || cancel.clone().unwrap_or_default();
+    let cancel = || cancel.clone();
     match request {
-        CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message, watch).await),
+        CliRequest::McpMessage(message) => Ok(conn.bridge.reply(message).await),
         CliRequest::CanUseTool(req) => {
             let Some(callback) = &conn.callbacks.can_use_tool else {
                 return Err("no permission callback is registered in this SDK session".into());

@@ -1,24 +1,22 @@
 //! One running CLI process and the control protocol over it.
 //!
-//! * The **reader** ([`reader`]: a thread of its own, blocked in `read`
-//!   between lines, inside the runtime's context) owns the CLI's stdout.
-//!   It classifies each line once
-//!   ([`Incoming`]) and routes it: an answer to one of our control requests
-//!   to its waiter, a withdrawal to the request it names, a CLI request to
-//!   its handler ([`answer`]: polled once inline, a task of its own only if
-//!   it is not done at once), and every other message into the user's
-//!   [queue](crate::queue), bounded in bytes. It never waits for the user nor
-//!   awaits a handler, so control traffic and tool calls flow however slowly
-//!   the user reads.
+//! * The **reader** ([`reader`]: a Tokio task reading the CLI's stdout on
+//!   the runtime's reactor) classifies each line once ([`Incoming`]) and
+//!   routes it: an answer to one of our control requests to its waiter, a
+//!   withdrawal to the request it names, a CLI request to a task of its
+//!   own ([`answer`]), and every other message into the user's
+//!   [queue](crate::queue), bounded in bytes. It never waits for the user
+//!   nor awaits a handler, so control traffic and tool calls flow however
+//!   slowly the user reads.
 //! * Everything written to the CLI goes through the one [`LineWriter`],
-//!   which keeps every frame whole. Async senders (user messages, our
-//!   control requests, answers from tasks) write directly and so wait for
-//!   the CLI to read (backpressure); answers finished in the reader's
-//!   inline poll are queued, and the reader writes them all with one
-//!   `write` before it waits for input ([`LineWriter::flush_queued`], which
-//!   never waits); the servers' notifications, produced
-//!   synchronously inside tools, go through the bridge's bounded
-//!   [`Outbox`](crate::bridge::Outbox).
+//!   which keeps every frame whole. Senders (user messages, our control
+//!   requests) write directly and so wait for the CLI to read
+//!   (backpressure); answers ready at their task's first poll are queued
+//!   and written together, with one `write`, by whichever of those tasks
+//!   and the reader lets go last ([`answer`];
+//!   [`LineWriter::flush_queued`] never waits); the servers'
+//!   notifications, produced synchronously inside tools, go through the
+//!   bridge's bounded [`Outbox`](crate::bridge::Outbox).
 //! * Our pending control requests and the CLI's requests in flight live in
 //!   one [`RequestTable`]; when the session ends, ours fail with how the CLI
 //!   ended and theirs are withdrawn (their handler futures dropped, a
@@ -64,8 +62,10 @@ type Answered = Result<ControlResponse>;
 pub(crate) struct Connection {
     writer: LineWriter,
     /// Ours: waiters by request id. Theirs: the withdrawal token of each CLI
-    /// request still being answered after its first poll.
+    /// request being answered.
     requests: RequestTable<String, oneshot::Sender<Answered>, CancellationToken>,
+    /// Who holds back the writing of queued answers (see [`answer`]).
+    holds: AtomicUsize,
     next_id: AtomicU64,
     id_salt: u32,
     pub(crate) bridge: Bridge,
@@ -134,6 +134,7 @@ impl Session {
         let conn = Arc::new(Connection {
             writer: process.writer.clone(),
             requests: RequestTable::new(),
+            holds: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             id_salt: random_u32(),
             bridge,
@@ -152,7 +153,7 @@ impl Session {
             process.writer,
             conn.closed.clone(),
         ));
-        reader::start(process.reader, &conn, messages)?;
+        reader::start(process.reader, &conn, messages);
         Ok(Self {
             conn,
             inbox: Mutex::new(Some(inbox)),

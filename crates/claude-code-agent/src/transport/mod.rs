@@ -10,7 +10,6 @@
 //!   parts speak this crate's [`Error`]: a [`LineReader`] of JSON objects,
 //!   a [`LineWriter`] and a [`ChildHandle`].
 
-mod blocking;
 mod discover;
 
 #[cfg(test)]
@@ -29,7 +28,6 @@ use serde::de::DeserializeOwned;
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
-pub(crate) use blocking::BlockingPipe;
 pub use claude_code_agent_mcp::__private::transport::{ShutdownTimeouts, StderrCallback};
 pub use discover::find_cli;
 
@@ -174,16 +172,6 @@ pub(crate) struct LineReader<R = ChildStdout> {
     inner: mcp::LineReader<R>,
 }
 
-impl LineReader {
-    /// The same reader (nothing buffered is lost) reading with blocking
-    /// `read`s, for a thread of its own ([`BlockingPipe`]).
-    pub(crate) fn into_blocking(self) -> std::io::Result<LineReader<BlockingPipe>> {
-        Ok(LineReader {
-            inner: self.inner.try_map_inner(BlockingPipe::new)?,
-        })
-    }
-}
-
 impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     /// Reads objects from `inner`, accepting lines of up to `max_line_bytes`.
     #[cfg(test)]
@@ -196,7 +184,7 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
     /// The next JSON object as a [`serde_json::Value`]; `None` at the end.
     #[cfg(test)]
     pub(crate) async fn next_line(&mut self) -> Option<Result<Read<serde_json::Value>>> {
-        self.next_json_or(|| {}).await
+        self.next_line_or(|| {}).await
     }
 
     /// [`next_line`](Self::next_line), calling `before_wait` whenever it
@@ -206,31 +194,21 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
         &mut self,
         before_wait: impl FnMut(),
     ) -> Option<Result<Read<serde_json::Value>>> {
-        self.next_json_or(before_wait).await
+        self.next_decoded_or(before_wait, mcp::parse_object).await
     }
 
     /// The next JSON object, deserialized straight from the read buffer
     /// into `T`; `None` at the end.
     #[cfg(test)]
     pub(crate) async fn next_json<T: DeserializeOwned>(&mut self) -> Option<Result<Read<T>>> {
-        self.next_json_or(|| {}).await
-    }
-
-    /// [`next_json`](Self::next_json), calling `before_wait` as
-    /// [`next_line_or`](Self::next_line_or) does.
-    #[cfg(test)]
-    async fn next_json_or<T: DeserializeOwned>(
-        &mut self,
-        before_wait: impl FnMut(),
-    ) -> Option<Result<Read<T>>> {
-        self.next_decoded_or(before_wait, |line| mcp::parse_object::<T>(line))
+        self.next_decoded_or(|| {}, |line| mcp::parse_object::<T>(line))
             .await
     }
 
     /// The next line that `decode` makes something of, under the policy
     /// above, calling `before_wait` whenever it is about to wait for the
-    /// CLI to write (no whole line is buffered): the session's reader
-    /// flushes the answers it queued there. `decode` is
+    /// CLI to write (no whole line is buffered): the session's reader lets
+    /// the answers to the lines it read go there. `decode` is
     /// [`mcp::parse_object`] or one with its contract (the session's
     /// decodes its hot line straight into a typed request).
     pub(crate) async fn next_decoded_or<T>(

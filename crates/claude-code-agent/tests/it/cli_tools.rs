@@ -7,7 +7,7 @@ use crate::support::*;
 use claude_code_agent::mcp::{Server, Tool};
 use claude_code_agent::{HookEvent, HookMatcher, HookOutput, Message, ResultMessage, query};
 use claude_code_agent_testkit::{MockModel, Turn};
-use serde_json::json;
+use serde_json::{Value, json};
 
 fn calc() -> Server {
     Server::builder("calc", "1.0.0")
@@ -240,6 +240,64 @@ async fn panicking_tool_is_an_error_result_and_the_session_goes_on() {
         let seen = tool_results(&messages);
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[0].is_error, Some(true));
+        success(&messages);
+        h.finish().await;
+    })
+    .await
+}
+
+tokio::task_local! {
+    static CALLER: &'static str;
+}
+
+/// An in-process tool runs in a Tokio task of its own, as any handler does:
+/// `tokio::task::id()` answers, the same after an `.await`, and a
+/// task-local the tool sets is there inside its scope. The model sees what
+/// the tool found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_process_tool_runs_in_a_tokio_task_of_its_own() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::tool_use("mcp__task__whoami", json!({})))
+                .turn(Turn::tool_use("mcp__task__whoami", json!({})))
+                .turn(echo_results()),
+        )
+        .await;
+        let ids = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = ids.clone();
+        let whoami = Tool::new("whoami", "Where the tool runs", move |_: Value| {
+            let seen = seen.clone();
+            async move {
+                let id = tokio::task::id();
+                let local = CALLER
+                    .scope("the tool", async {
+                        tokio::task::yield_now().await;
+                        CALLER.get()
+                    })
+                    .await;
+                let same = tokio::task::id() == id;
+                seen.lock().unwrap().push(id);
+                format!("same task after an await: {same}; task-local: {local}")
+            }
+        })
+        .input_schema(json!({"type": "object"}));
+        let server = Server::builder("task", "1.0.0").tool(whoami).build();
+        let options = h.options().mcp_server(server).allowed_tools(["mcp__task"]);
+
+        let (messages, error) = drain(query("go", options)).await;
+        assert!(error.is_none(), "{error:?}\n{}", h.stderr_text());
+        let sent = h.mock().tool_results();
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        for result in &sent {
+            assert!(!result.is_error, "{result:?}");
+            assert_eq!(
+                result.text(),
+                "same task after an await: true; task-local: the tool"
+            );
+        }
+        let ids = ids.lock().unwrap().clone();
+        assert_ne!(ids[0], ids[1], "each call has a task of its own");
         success(&messages);
         h.finish().await;
     })

@@ -121,9 +121,9 @@ async fn panicking_permission_callback_and_hook_become_control_errors() {
         .clone()
         .can_use_tool(|_tool, input: Value, _ctx| async move {
             match input["round"].as_u64() {
-                // At once (answered from the reader's first poll) …
+                // At once (in its task's first poll) …
                 Some(0) => panic!("permission callback exploded"),
-                // … and after a wait (answered from a task of its own).
+                // … and after a wait.
                 Some(2) => {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     panic!("permission callback exploded later")
@@ -345,9 +345,10 @@ async fn a_thousand_concurrent_calls_run_at_once_and_are_all_answered() {
     fake.assert_gone().await;
 }
 
-/// A tool's first poll runs on the session's reader thread (not a runtime
-/// worker): `block_in_place` there runs its closure in place, as it does
-/// outside a runtime's worker, and `Handle::current` finds the runtime.
+/// A tool runs in a Tokio task of its own, on a runtime worker:
+/// `block_in_place` before its first `.await` hands the worker's other
+/// tasks (the session's reader among them) to another thread, and
+/// `Handle::current` finds the runtime.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn block_in_place_and_the_runtime_handle_work_in_a_tools_first_poll() {
     let fake = fake(

@@ -357,23 +357,3 @@ async fn line_ready_says_whether_next_line_would_read() {
     assert!(r.line_ready(), "the end is ready at once");
     assert_eq!(r.next_line().await.unwrap(), None);
 }
-
-#[tokio::test]
-async fn a_reader_moved_to_another_source_keeps_what_it_buffered() {
-    let mut r = LineReader::new(
-        Chunked::new(&b"{\"a\":1}\n{\"b\":2}\n{\"c\""[..], 1 << 10),
-        1 << 20,
-    );
-    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"a\":1}")));
-    // The rest of the first read is buffered; the new source has the rest.
-    let mut r = r
-        .try_map_inner(|_old| Ok::<_, io::Error>(Chunked::new(&b":3}\n"[..], 1 << 10)))
-        .unwrap();
-    assert!(r.line_ready(), "the buffered line is still there");
-    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"b\":2}")));
-    assert_eq!(r.next_line().await.unwrap(), Some(Line::Text(b"{\"c\":3}")));
-    assert_eq!(r.next_line().await.unwrap(), None);
-    let failed = LineReader::new(Chunked::new(&b""[..], 1), 1)
-        .try_map_inner(|_| Err::<Chunked, _>(io::Error::other("no")));
-    assert!(failed.is_err());
-}

@@ -169,7 +169,8 @@ async fn writer_errors_in_this_crates_terms() {
     assert!(matches!(w.send(&json!({"a": 2})).await, Err(Error::Closed)));
 }
 
-/// The session's reader flushes the answers it queued in `before_wait`:
+/// The session's reader lets the answers to the lines it read go in
+/// `before_wait`:
 /// called whenever the next line is not buffered yet (blank and skipped
 /// lines included), never while whole lines are waiting.
 #[tokio::test]
