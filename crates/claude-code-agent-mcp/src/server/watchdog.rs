@@ -164,7 +164,7 @@ impl Watch {
         match std::mem::replace(&mut *slot, Slot::Settled) {
             Slot::Settled => false,
             Slot::Armed { key, .. } => {
-                lock(&timer().due).remove(&key);
+                lock(&timer().due).watches.remove(&key);
                 true
             }
             Slot::Idle => true,
@@ -210,65 +210,108 @@ impl Watch {
 }
 
 /// The process's schedule of armed watches, kept by its own thread.
+///
+/// Arming a watch wakes the thread only when the thread would otherwise
+/// wake too late for it: a call's deadline is seconds away, and the thread
+/// wakes at the first due time, or, while watches were armed lately and
+/// the schedule is empty, every [`IDLE_TICK`]. So a call that answers in
+/// time costs a lock and a map insertion and removal, never a wake of
+/// another thread; after [`IDLE_PARK`] with nothing armed the thread
+/// sleeps until the next watch.
 struct Timer {
-    due: Mutex<BTreeMap<Key, Arc<Watch>>>,
+    due: Mutex<Schedule>,
     wake: Condvar,
     next: AtomicU64,
 }
 
+/// How often the thread looks at an empty schedule while watches are armed.
+const IDLE_TICK: Duration = Duration::from_secs(1);
+/// How long the thread keeps ticking with nothing armed before it sleeps
+/// until the next watch.
+const IDLE_PARK: Duration = Duration::from_secs(30);
+
+#[derive(Default)]
+struct Schedule {
+    watches: BTreeMap<Key, Arc<Watch>>,
+    /// When the thread wakes next by itself (`None`: only when woken).
+    wakes_at: Option<Instant>,
+    /// How many watches were ever armed (the thread notices new ones).
+    armed: u64,
+}
+
 impl Timer {
-    /// Puts `watch` on the schedule at `due`; wakes the thread when it is
-    /// now the first.
+    /// Puts `watch` on the schedule at `due`; wakes the thread if it would
+    /// wake only after `due`.
     fn schedule(&self, due: Instant, watch: &Arc<Watch>) -> Key {
         let key = (due, self.next.fetch_add(1, Ordering::Relaxed));
         let mut schedule = lock(&self.due);
-        schedule.insert(key, Arc::clone(watch));
-        if schedule
-            .first_key_value()
-            .is_some_and(|(first, _)| *first == key)
-        {
+        schedule.watches.insert(key, Arc::clone(watch));
+        schedule.armed += 1;
+        if schedule.wakes_at.is_none_or(|at| due < at) {
             self.wake.notify_one();
         }
         key
     }
 
-    /// The thread's loop: sleeps until the first due time, then expires
-    /// the watches that are due.
+    /// The thread's loop: sleeps until the first due time (or the next
+    /// tick), then expires the watches that are due.
     fn run(&self) {
         let mut schedule = lock(&self.due);
+        let mut seen = schedule.armed;
+        let mut quiet = Duration::ZERO;
         loop {
-            let Some((&key, _)) = schedule.first_key_value() else {
-                schedule = self
+            #[cfg(test)]
+            WAKES.fetch_add(1, Ordering::Relaxed);
+            let now = Instant::now();
+            let first = schedule.watches.first_key_value().map(|(&key, _)| key);
+            let until = match first {
+                Some(key) if key.0 <= now => {
+                    let Some(watch) = schedule.watches.remove(&key) else {
+                        continue;
+                    };
+                    drop(schedule);
+                    watch.expire(key);
+                    schedule = lock(&self.due);
+                    continue;
+                }
+                Some(key) => Some(key.0),
+                None => {
+                    if schedule.armed == seen {
+                        quiet += IDLE_TICK;
+                    } else {
+                        (seen, quiet) = (schedule.armed, Duration::ZERO);
+                    }
+                    (quiet < IDLE_PARK).then(|| now + IDLE_TICK)
+                }
+            };
+            schedule.wakes_at = until;
+            schedule = match until {
+                Some(at) => {
+                    self.wake
+                        .wait_timeout(schedule, at.saturating_duration_since(now))
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => self
                     .wake
                     .wait(schedule)
-                    .unwrap_or_else(PoisonError::into_inner);
-                continue;
+                    .unwrap_or_else(PoisonError::into_inner),
             };
-            let now = Instant::now();
-            if key.0 > now {
-                schedule = self
-                    .wake
-                    .wait_timeout(schedule, key.0 - now)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-                continue;
-            }
-            let Some(watch) = schedule.remove(&key) else {
-                continue;
-            };
-            drop(schedule);
-            watch.expire(key);
-            schedule = lock(&self.due);
+            schedule.wakes_at = None;
         }
     }
 }
+
+/// How often the thread went round its loop (tests).
+#[cfg(test)]
+static WAKES: AtomicU64 = AtomicU64::new(0);
 
 /// The timer, its thread started on first use.
 fn timer() -> &'static Timer {
     static TIMER: OnceLock<&'static Timer> = OnceLock::new();
     TIMER.get_or_init(|| {
         let timer: &'static Timer = Box::leak(Box::new(Timer {
-            due: Mutex::new(BTreeMap::new()),
+            due: Mutex::new(Schedule::default()),
             wake: Condvar::new(),
             next: AtomicU64::new(0),
         }));
@@ -284,4 +327,54 @@ fn timer() -> &'static Timer {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(after: Duration) -> Timing {
+        Timing {
+            start: tokio::time::Instant::now(),
+            deadline: Deadline::fixed(after),
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn calls_that_answer_in_time_do_not_wake_the_thread() {
+        let call = || {
+            let watch = Watch::new(Box::new(|_| {}));
+            watch.arm(timing(Duration::from_secs(60)), Box::new(|_| Value::Null));
+            assert!(watch.settle(), "the call answers first");
+        };
+        // The first may wake it (it may be asleep for good).
+        call();
+        std::thread::sleep(Duration::from_millis(50));
+        let before = WAKES.load(Ordering::Relaxed);
+        for _ in 0..2000 {
+            call();
+        }
+        let wakes = WAKES.load(Ordering::Relaxed) - before;
+        assert!(wakes < 20, "2000 calls woke the watchdog {wakes} times");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_deadline_before_the_next_tick_wakes_it_on_time() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let watch = Watch::new(Box::new(move |answer| {
+            let _ = tx.send(answer);
+        }));
+        let armed = Instant::now();
+        watch.arm(
+            timing(Duration::from_millis(50)),
+            Box::new(|_| Value::from("timed out")),
+        );
+        let answer = rx.recv_timeout(Duration::from_secs(5)).expect("answered");
+        assert_eq!(answer, "timed out");
+        let took = armed.elapsed();
+        assert!(
+            took < Duration::from_millis(50) + GRACE + Duration::from_millis(400),
+            "answered after {took:?}"
+        );
+    }
 }
