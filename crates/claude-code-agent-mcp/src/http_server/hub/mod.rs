@@ -61,9 +61,8 @@ pub(crate) struct Hub {
     retry: Option<Duration>,
     events_per_stream: usize,
     replay_bytes: usize,
-    /// What the session's responses hold, within `held_bytes`.
+    /// What the session holds for its client, and which of its requests run.
     budget: Arc<Budget>,
-    held_bytes: usize,
     /// With an event store: where events go to be stored before they are
     /// sent (`replica.rs` stores them, then calls [`Hub::forward`]).
     /// What it queues: `Event` (sent to its client once stored), `End`
@@ -85,6 +84,10 @@ struct State {
     /// Messages waiting for a GET stream (their JSON text), and their bytes.
     backlog: VecDeque<Bytes>,
     backlog_bytes: usize,
+    /// With an event store: the charges of the events queued to be stored
+    /// and not yet handed to their client's channel (stream, event), in
+    /// the order the store takes them.
+    unforwarded: VecDeque<(u64, u64, Charge)>,
     closed: bool,
 }
 
@@ -160,9 +163,6 @@ struct Stream {
     /// events wait to be stored first; without, it is `seq`).
     forwarded: u64,
     events: VecDeque<(u64, Bytes)>,
-    /// With an event store: the charges of the events not yet stored and
-    /// handed to the client's channel, by number.
-    unforwarded: VecDeque<(u64, Charge)>,
     tx: Option<Sink>,
     /// Counts the responses attached to this stream (the last one is the
     /// one that matters).
@@ -226,7 +226,6 @@ impl Hub {
             events_per_stream,
             replay_bytes,
             budget: Budget::new(held_bytes),
-            held_bytes,
             replica: OnceLock::new(),
         }
     }
@@ -383,7 +382,7 @@ impl Hub {
             self.to_client(id, stream, (bytes, Some(charge)));
         } else {
             // Charged until it is stored and handed to the client's channel.
-            stream.unforwarded.push_back((seq, charge));
+            state.unforwarded.push_back((id, seq, charge));
             self.queue(StreamWrite::Event {
                 stream: id,
                 seq,
@@ -396,13 +395,18 @@ impl Hub {
     /// Event `seq` of stream `id` is stored: it goes to the client.
     pub(crate) fn forward(&self, id: u64, seq: u64, frame: Bytes) {
         let mut state = self.lock();
+        let state = &mut *state;
+        // The store takes events in the order they were queued: those
+        // before this one were forwarded or never will be.
+        let charge = state
+            .unforwarded
+            .iter()
+            .position(|(s, n, _)| (*s, *n) == (id, seq))
+            .and_then(|at| state.unforwarded.drain(..=at).next_back())
+            .map(|(_, _, charge)| charge);
         let Some(stream) = state.streams.get_mut(id) else {
             return;
         };
-        let mut charge = None;
-        while stream.unforwarded.front().is_some_and(|(s, _)| *s <= seq) {
-            charge = stream.unforwarded.pop_front().map(|(_, c)| c);
-        }
         if seq > stream.forwarded {
             stream.forwarded = seq;
             self.to_client(id, stream, (frame, charge));
@@ -417,7 +421,7 @@ impl Hub {
             // Past the budget in bytes the client is not reading either
             // (an event larger than the whole budget still goes alone).
             let unread = tx.pending();
-            let sent = if unread > 0 && unread + event.0.len() > self.held_bytes {
+            let sent = if unread > 0 && unread + event.0.len() > self.budget.limit() {
                 Err(mpsc::error::TrySendError::Full(event))
             } else {
                 tx.try_send(event)
