@@ -67,8 +67,9 @@ target_dir() {
 }
 
 # `crate/feature` for every feature in the `[features]` table of a manifest
-# (argument: the crate's directory name under crates/ of the workspace at $2,
-# default the repository), but `default` and the internal `__*` ones.
+# (argument: the crate's directory name under crates/ (or $3) of the
+# workspace at $2, default the repository), but `default` and the internal
+# `__*` ones.
 features_of() {
     awk -v crate="$1" '
         /^\[/ { in_features = ($0 == "[features]"); next }
@@ -76,11 +77,12 @@ features_of() {
             name = substr($0, 1, RLENGTH - 1)
             sub(/[ \t]+$/, "", name)
             if (name != "default" && name !~ /^_/) print crate "/" name
-        }' "${2:-$REPO_ROOT}/crates/$1/Cargo.toml"
+        }' "${2:-$REPO_ROOT}/${3:-crates}/$1/Cargo.toml"
 }
 
-# Writes the rustdoc JSON of the published crates of the workspace at $1 into
-# the directory $2 (<crate>.json), with every feature of theirs on but the
+# Writes the rustdoc JSON of the published crates of the workspace at $1
+# (their folders under crates/, or $3) into the directory $2 (<crate>.json),
+# with every feature of theirs on but the
 # internal ones, as scripts/test's docs step builds them (the whole workspace,
 # the same features, so the dependencies it checked are reused). Rustdoc JSON
 # is an unstable output: rustdoc on a stable toolchain writes it when
@@ -89,12 +91,12 @@ features_of() {
 # them all (and once more for the next plain build). Items hidden from the
 # docs (`#[doc(hidden)]`) are not in the JSON.
 published_rustdoc_json() {
-    local root="$1" out="$2" target crate features=() feature
+    local root="$1" out="$2" crates="${3:-crates}" target crate features=() feature
     target="$(target_dir)"
     mkdir -p "$out"
     for crate in "${PUBLISHED_CRATES[@]}"; do
-        [[ -f "$root/crates/$crate/Cargo.toml" ]] || continue
-        while IFS= read -r feature; do features+=("$feature"); done < <(features_of "$crate" "$root")
+        [[ -f "$root/$crates/$crate/Cargo.toml" ]] || continue
+        while IFS= read -r feature; do features+=("$feature"); done < <(features_of "$crate" "$root" "$crates")
     done
     printf '#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec %s "$@"\n' "${RUSTDOC:-rustdoc}" >"$out/rustdoc"
     chmod +x "$out/rustdoc"
@@ -103,7 +105,7 @@ published_rustdoc_json() {
         CARGO_TARGET_DIR="$target" cargo doc --quiet --workspace --lib --no-deps \
         --features "$(IFS=,; echo "${features[*]}")")
     for crate in "${PUBLISHED_CRATES[@]}"; do
-        if [[ -f "$root/crates/$crate/Cargo.toml" ]]; then
+        if [[ -f "$root/$crates/$crate/Cargo.toml" ]]; then
             cp "$target/doc/${crate//-/_}.json" "$out/$crate.json"
         fi
     done
