@@ -104,6 +104,7 @@ pub mod __private {
     #[cfg(feature = "http-client")]
     pub use crate::client::http::{SseEvent, SseEventTooLarge, SseParser};
     pub use crate::server::contain::panic_message;
+    pub use crate::server::{ToolCallReply, ToolCallText};
 
     /// What the transports share: NDJSON framing, child process groups,
     /// the request table, lenient JSON, the `x-mcp-header` rules.

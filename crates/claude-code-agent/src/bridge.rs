@@ -39,6 +39,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::__private::{ToolCallReply, ToolCallText};
 use crate::mcp::jsonrpc::{self, ErrorObject};
 use crate::mcp::{RequestContext, Session};
 use crate::message::{McpProgress, Message};
@@ -57,6 +58,12 @@ pub(crate) const NOTIFICATION_BUDGET: usize = 16 << 20;
 struct Entry {
     server: InProcessServer,
     session: Session,
+}
+
+/// A tool call for one of our own servers ([`Bridge::tool_call`]).
+pub(crate) struct ToolCall {
+    entry: Arc<Entry>,
+    call: ToolCallText,
 }
 
 /// The servers of a bridge at one moment ([`Bridge::snapshot`]).
@@ -163,6 +170,36 @@ impl Bridge {
         names
     }
 
+    /// A `tools/call` for one of our own [`Server`](crate::mcp::Server)s,
+    /// decoded straight from the text of the JSON-RPC `message` for it:
+    /// what [`call_tool`](Self::call_tool) serves. `None` for anything else
+    /// (another message, another handler, a server we do not have): that
+    /// goes to [`reply`](Self::reply).
+    pub(crate) fn tool_call(&self, server_name: &str, message: &str) -> Option<ToolCall> {
+        let entry = self
+            .servers
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(server_name)
+            .filter(|entry| entry.server.native().is_some())
+            .cloned()?;
+        let call = ToolCallText::from_text(message)?;
+        Some(ToolCall { entry, call })
+    }
+
+    /// Serves a tool call of [`tool_call`](Self::tool_call): its JSON-RPC
+    /// reply, as [`reply`](Self::reply) would have answered it.
+    pub(crate) async fn call_tool(&self, call: ToolCall) -> ToolCallReply {
+        let ToolCall { entry, call } = call;
+        let server = entry.server.name();
+        let _call = call
+            .meta()
+            .and_then(|meta| self.progress.track_call(server, Some(call.name()), meta));
+        let ctx = RequestContext::with_session(entry.session.clone());
+        let native = entry.server.native().expect("only native servers' calls");
+        call.serve(native, ctx).await
+    }
+
     /// Answers one CLI→SDK `mcp_message`: the payload of the success answer,
     /// `{"mcp_response": …}`. The message is moved to the server, never
     /// copied.
@@ -257,16 +294,30 @@ impl Progress {
             return None;
         }
         let params = message.get("params")?;
-        let meta = params.get("_meta")?;
+        let meta = params.get("_meta")?.as_object()?;
+        self.track_call(server, params.get("name").and_then(Value::as_str), meta)
+    }
+
+    /// [`track`](Self::track) of the call of tool `tool` whose params'
+    /// `_meta` is `meta`.
+    fn track_call(
+        &self,
+        server: &str,
+        tool: Option<&str>,
+        meta: &serde_json::Map<String, Value>,
+    ) -> Option<Tracked<'_>> {
+        self.user.as_ref()?;
         let token = meta.get("progressToken")?.clone();
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let call = Call {
             number,
             server: server.to_owned(),
             token,
-            tool: text(params.get("name")),
-            tool_use_id: text(meta.get("claudecode/toolUseId")),
+            tool: tool.map(str::to_owned),
+            tool_use_id: meta
+                .get("claudecode/toolUseId")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         };
         self.calls
             .lock()
@@ -497,6 +548,84 @@ mod tests {
         reader.budget.release(size);
         outbox.push("calc", note());
         assert_eq!(outbox.dropped(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_tool_call_served_typed_answers_what_the_json_rpc_path_answers() {
+        use crate::mcp::{Tool, ToolContext};
+        let tools = Server::builder("calc", "1.0.0")
+            .tool(Tool::new("add", "adds", |v: Value| async move {
+                v["a"].as_f64().unwrap_or(0.0) + v["b"].as_f64().unwrap_or(0.0)
+            }))
+            .tool(
+                Tool::new("typed", "takes a number", |v: Value| async move {
+                    v.to_string()
+                })
+                .input_schema(
+                    json!({"type": "object", "properties": {"n": {"type": "integer"}},
+                                         "required": ["n"]}),
+                ),
+            )
+            .tool(Tool::new("boom", "panics", |_: Value| async {
+                if true {
+                    panic!("boom");
+                }
+                "never"
+            }))
+            .tool(Tool::new(
+                "meta",
+                "says its tool use id",
+                |_: Value, ctx: ToolContext| async move {
+                    ctx.tool_use_id().unwrap_or("none").to_owned()
+                },
+            ))
+            .build();
+        let (outbox, _reader) = Outbox::new(1 << 20);
+        let bridge = Bridge::new(outbox, None);
+        bridge.insert(tools);
+        let meta = json!({"claudecode/toolUseId": "toolu_1", "progressToken": 3});
+        let calls = [
+            json!({"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": meta}),
+            json!({"name": "add", "arguments": null}),
+            json!({"name": "add"}),
+            json!({"name": "add", "arguments": [1]}),
+            json!({"name": "typed", "arguments": {"n": "x"}}),
+            json!({"name": "boom", "arguments": {}}),
+            json!({"name": "meta", "arguments": {}, "_meta": meta}),
+            json!({"name": "nope", "arguments": {}}),
+        ];
+        for (n, params) in calls.into_iter().enumerate() {
+            for id in [json!(n), json!(format!("s{n}"))] {
+                let message = json!({"method": "tools/call", "params": params.clone(),
+                                     "jsonrpc": "2.0", "id": id});
+                let text = message.to_string();
+                let call = bridge.tool_call("calc", &text).expect("served typed");
+                let typed = serde_json::to_value(bridge.call_tool(call).await).unwrap();
+                let general = bridge
+                    .reply(McpMessageRequest::new("calc", message.clone()))
+                    .await;
+                assert_eq!(json!({"mcp_response": typed}), general, "{message}");
+            }
+        }
+        // What the typed path does not take goes the general way.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"add"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}]"#,
+        ] {
+            assert!(bridge.tool_call("calc", text).is_none(), "{text}");
+        }
+        assert!(
+            bridge
+                .tool_call(
+                    "other",
+                    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}"#
+                )
+                .is_none()
+        );
     }
 
     #[tokio::test]

@@ -71,6 +71,124 @@ impl<'a> ToolCall<'a> {
     }
 }
 
+/// A `tools/call` request decoded straight from its JSON text, for a
+/// transport that has each message as text and serves our [`Server`]
+/// (the SDK's bridge to the Claude Code CLI): no [`Value`] is built for
+/// its envelope, and its answer is written without one
+/// ([`ToolCallReply`]). Only the exact shape of a well-formed request is
+/// taken ([`from_text`](Self::from_text)); anything else is for
+/// [`Handler::handle`](super::Handler::handle), which answers every shape,
+/// errors included, as JSON-RPC says.
+///
+/// [`Server`]: super::Server
+pub struct ToolCallText {
+    id: Value,
+    name: String,
+    arguments: Option<Value>,
+    meta: Option<Map<String, Value>>,
+}
+
+/// The shape [`ToolCallText::from_text`] takes.
+#[derive(serde::Deserialize)]
+struct ToolCallWire<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    id: Value,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    params: ToolCallParamsWire,
+}
+
+#[derive(serde::Deserialize)]
+struct ToolCallParamsWire {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Value>,
+}
+
+impl ToolCallText {
+    /// The call `text` holds, if it is a `tools/call` request of JSON-RPC
+    /// 2.0 with a number or string id, object params and a string tool
+    /// name; `None` for anything else.
+    pub fn from_text(text: &str) -> Option<Self> {
+        let wire: ToolCallWire<'_> = serde_json::from_str(text).ok()?;
+        if wire.jsonrpc != jsonrpc::VERSION
+            || wire.method != "tools/call"
+            || !(wire.id.is_number() || wire.id.is_string())
+        {
+            return None;
+        }
+        let meta = match wire.params.meta {
+            Some(Value::Object(meta)) => Some(meta),
+            _ => None,
+        };
+        Some(Self {
+            id: wire.id,
+            name: wire.params.name,
+            arguments: wire.params.arguments,
+            meta,
+        })
+    }
+
+    /// The request's id, as sent.
+    pub fn id(&self) -> &Value {
+        &self.id
+    }
+
+    /// The tool it calls.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its params' `_meta`.
+    pub fn meta(&self) -> Option<&Map<String, Value>> {
+        self.meta.as_ref()
+    }
+
+    /// Runs the call on `server`, in `ctx`, as JSON-RPC dispatch runs a
+    /// `tools/call`: its reply.
+    pub async fn serve(self, server: &super::Server, ctx: RequestContext) -> ToolCallReply {
+        let Self {
+            id,
+            name,
+            arguments,
+            meta,
+        } = self;
+        let call = ToolCall {
+            id: &id,
+            name: Cow::Owned(name),
+            arguments,
+            meta: meta.map(Arc::new),
+        };
+        let answer = run(&server.inner, call, Served::Connection(ctx)).await;
+        ToolCallReply { id, answer }
+    }
+}
+
+/// The JSON-RPC reply to a [`ToolCallText`]: serialized as
+/// `{"jsonrpc":"2.0","id":…,"result":…}` (or `"error"`), as JSON-RPC
+/// dispatch would have answered.
+pub struct ToolCallReply {
+    id: Value,
+    answer: Answer,
+}
+
+impl serde::Serialize for ToolCallReply {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", jsonrpc::VERSION)?;
+        map.serialize_entry("id", &self.id)?;
+        match &self.answer {
+            Ok(result) => map.serialize_entry("result", result)?,
+            Err(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
 /// The context a call is served in.
 pub(crate) enum Served {
     /// The connection's. A call whose `_meta` names a protocol version is

@@ -111,6 +111,9 @@ pub use crate::types::LogLevel;
 pub use auth::AccessToken;
 pub use builder::ServerBuilder;
 pub(crate) use call::{Call, Served, ToolCall};
+// For the SDK's bridge (`__private`): no promise.
+#[doc(hidden)]
+pub use call::{ToolCallReply, ToolCallText};
 pub use catalog::RESOURCE_NOT_FOUND;
 pub use completion::{CompletionRef, CompletionRequest, MAX_COMPLETION_VALUES};
 pub(crate) use contain::panic_message;

@@ -21,15 +21,33 @@ wire_struct! {
 
 impl ControlRequest {
     /// An `mcp_message` request decoded straight from its line, with no
-    /// `Value` built for the envelope: the line of every in-process tool
-    /// call, the bridge's hot path. Equal to what [`Incoming::from_value`]
-    /// makes of the same line.
+    /// `Value` built for the envelope ([`McpMessageLine`]). Equal to what
+    /// [`Incoming::from_value`] makes of the same line.
     ///
     /// `None` for every other line, and for an `mcp_message` line this
     /// shape does not hold exactly (a field it does not model, an escape
     /// in a tag, a request id that is not a string): those take the
     /// general path, which keeps everything.
     pub(crate) fn mcp_message_from_slice(line: &[u8]) -> Option<Self> {
+        McpMessageLine::from_slice(line)?.into_control_request()
+    }
+}
+
+/// An `mcp_message` control request, the line of every in-process tool
+/// call (the bridge's hot path), decoded straight from its line: the
+/// envelope into its fields, the JSON-RPC message kept as its text, for
+/// the bridge to decode into what it needs (a tool call straight into its
+/// typed form, anything else into a `Value`).
+pub(crate) struct McpMessageLine {
+    pub(crate) request_id: String,
+    pub(crate) server_name: String,
+    pub(crate) message: Box<serde_json::value::RawValue>,
+}
+
+impl McpMessageLine {
+    /// `line` as an `mcp_message` request, if it has exactly this shape
+    /// (see [`ControlRequest::mcp_message_from_slice`]).
+    pub(crate) fn from_slice(line: &[u8]) -> Option<Self> {
         /// The CLI writes `type` first; a line that does not start so is
         /// not worth a try.
         const START: &[u8] = br#"{"type":"control_request","#;
@@ -44,23 +62,33 @@ impl ControlRequest {
         // A null message is a missing one (the general path's rule).
         if kind != "control_request"
             || request.subtype != "mcp_message"
-            || request.message.is_null()
+            || request.message.get() == "null"
         {
             return None;
         }
         Some(Self {
             request_id,
-            request: CliRequest::McpMessage(McpMessageRequest::new(
-                request.server_name,
-                request.message,
-            )),
-            ..Self::default()
+            server_name: request.server_name,
+            message: request.message,
+        })
+    }
+
+    /// The request in its general form, the message decoded into a
+    /// `Value`; `None` if it does not decode.
+    pub(crate) fn into_control_request(self) -> Option<ControlRequest> {
+        let message =
+            crate::mcp::__private::transport::json::from_slice(self.message.get().as_bytes())
+                .ok()?;
+        Some(ControlRequest {
+            request_id: self.request_id,
+            request: CliRequest::McpMessage(McpMessageRequest::new(self.server_name, message)),
+            ..ControlRequest::default()
         })
     }
 }
 
 /// The exact shape of an `mcp_message` control request
-/// ([`ControlRequest::mcp_message_from_slice`]).
+/// ([`McpMessageLine::from_slice`]).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct McpLine<'a> {
@@ -77,7 +105,7 @@ struct McpLineRequest<'a> {
     #[serde(borrow)]
     subtype: &'a str,
     server_name: String,
-    message: Value,
+    message: Box<serde_json::value::RawValue>,
 }
 
 wire_struct! {

@@ -90,14 +90,21 @@ wire_struct! {
 pub struct InProcessServer {
     name: String,
     handler: Arc<dyn Handler>,
+    /// The same handler when it is our [`Server`]: the bridge serves its
+    /// tool calls typed, straight from their text.
+    native: Option<Server>,
 }
 
 impl InProcessServer {
     /// `handler` served under `name`.
     pub fn new(name: impl Into<String>, handler: impl Handler) -> Self {
+        let native = (&handler as &dyn std::any::Any)
+            .downcast_ref::<Server>()
+            .cloned();
         Self {
             name: name.into(),
             handler: Arc::new(handler),
+            native,
         }
     }
 
@@ -109,6 +116,11 @@ impl InProcessServer {
     /// What answers its messages.
     pub fn handler(&self) -> &Arc<dyn Handler> {
         &self.handler
+    }
+
+    /// The handler, when it is our [`Server`].
+    pub(crate) fn native(&self) -> Option<&Server> {
+        self.native.as_ref()
     }
 }
 

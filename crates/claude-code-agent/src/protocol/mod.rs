@@ -33,7 +33,9 @@ pub use controls::{
 pub use dialogs::{
     ElicitationMode, ElicitationRequest, ElicitationResponse, UserDialogRequest, UserDialogResult,
 };
-pub(crate) use envelope::{ControlRequest, ControlResponse, Incoming, SdkControlRequest};
+pub(crate) use envelope::{
+    ControlRequest, ControlResponse, Incoming, McpMessageLine, SdkControlRequest,
+};
 pub use hooks::{
     BackgroundTaskSummary, ConfigChangeInput, CwdChangedInput, DirectoryAddedInput,
     ElicitationAction, ElicitationInput, ElicitationResultInput, FileChangedInput, HookDecision,

@@ -37,14 +37,24 @@ use tokio_util::sync::CancellationToken;
 
 use super::Connection;
 use crate::callbacks::{DialogContext, HookContext, PermissionContext};
+use crate::mcp::__private::ToolCallReply;
 use crate::mcp::__private::transport::RegisterError;
 use crate::protocol::{
-    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput,
+    CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput, McpMessageLine,
 };
 
 /// A request's work: its answer's payload, or the text of a control error.
 /// Boxed: the task that runs it stays small.
-type Work = Pin<Box<dyn Future<Output = Result<Value, String>> + Send>>;
+type Work = Pin<Box<dyn Future<Output = Result<Payload, String>> + Send>>;
+
+/// The payload of a success answer.
+enum Payload {
+    /// Any answer, as JSON.
+    Value(Value),
+    /// The JSON-RPC reply to a tool call of one of our own servers,
+    /// written as `{"mcp_response": <reply>}` with no `Value` built.
+    ToolCall(ToolCallReply),
+}
 
 impl Connection {
     /// Starts answering one CLI request (see the module docs) in a task of
@@ -55,39 +65,78 @@ impl Connection {
             request,
             ..
         } = request;
-        let token = CancellationToken::new();
-        match self
-            .requests
-            .register_theirs(request_id.clone(), token.clone())
-        {
-            Ok(()) => {}
-            Err(RegisterError::Duplicate(_)) => {
-                // Its answer could not be told from the other's.
-                let response = ControlResponse::error(
-                    request_id,
-                    "a request with this id is already being answered",
-                );
-                let conn = self.clone();
-                tokio::spawn(async move { conn.answer(&response).await });
-                return;
-            }
-            // The session has ended: nobody reads an answer.
-            Err(_) => return,
-        }
-        self.hold();
+        let Some(token) = self.register(&request_id) else {
+            return;
+        };
         let work: Work = match request {
             CliRequest::McpMessage(message) => {
                 let conn = self.clone();
-                Box::pin(async move { Ok(conn.bridge.reply(message).await) })
+                Box::pin(async move { Ok(Payload::Value(conn.bridge.reply(message).await)) })
             }
-            request => Box::pin(callback(
-                self.clone(),
-                request_id.clone(),
-                request,
-                token.clone(),
-            )),
+            request => Box::pin(
+                callback(self.clone(), request_id.clone(), request, token.clone())
+                    .map(|outcome| outcome.map(Payload::Value)),
+            ),
         };
         tokio::spawn(serve(self.clone(), request_id, token, work));
+    }
+
+    /// Starts answering one `mcp_message` request in a task of its own: a
+    /// tool call for one of our own servers straight from its text, typed
+    /// from end to end; any other message as [`on_control_request`](Self::on_control_request)
+    /// does.
+    pub(super) fn on_mcp_message(self: &Arc<Self>, request: McpMessageLine) {
+        let Some(call) = self
+            .bridge
+            .tool_call(&request.server_name, request.message.get())
+        else {
+            let id = request.request_id.clone();
+            match request.into_control_request() {
+                Some(request) => self.on_control_request(request),
+                // Valid JSON that no `Value` holds (a number past f64).
+                None => {
+                    if let Some(token) = self.register(&id) {
+                        let work: Work = Box::pin(async {
+                            Err("the mcp_message's message does not decode as JSON".to_owned())
+                        });
+                        tokio::spawn(serve(self.clone(), id, token, work));
+                    }
+                }
+            }
+            return;
+        };
+        let request_id = request.request_id;
+        let Some(token) = self.register(&request_id) else {
+            return;
+        };
+        let conn = self.clone();
+        let work: Work =
+            Box::pin(async move { Ok(Payload::ToolCall(conn.bridge.call_tool(call).await)) });
+        tokio::spawn(serve(self.clone(), request_id, token, work));
+    }
+
+    /// Records request `id` as in flight (so the CLI can withdraw it) and
+    /// holds back the writing until its task's first poll is over: its
+    /// withdrawal token. `None` when it is not to be answered here: the
+    /// session ended, or another request with its id is being answered
+    /// (which gets a control error).
+    fn register(self: &Arc<Self>, id: &str) -> Option<CancellationToken> {
+        let token = CancellationToken::new();
+        match self.requests.register_theirs(id.to_owned(), token.clone()) {
+            Ok(()) => {}
+            Err(RegisterError::Duplicate(_)) => {
+                // Its answer could not be told from the other's.
+                let response =
+                    ControlResponse::error(id, "a request with this id is already being answered");
+                let conn = self.clone();
+                tokio::spawn(async move { conn.answer(&response).await });
+                return None;
+            }
+            // The session has ended: nobody reads an answer.
+            Err(_) => return None,
+        }
+        self.hold();
+        Some(token)
     }
 
     /// Holds back the writing of queued answers: a request's task until its
@@ -104,7 +153,7 @@ impl Connection {
         }
     }
 
-    async fn answer(&self, response: &ControlResponse) {
+    async fn answer(&self, response: &(impl serde::Serialize + Sync)) {
         if let Err(e) = self.writer.send(response).await {
             tracing::debug!("answering the CLI failed: {e}");
         }
@@ -114,7 +163,7 @@ impl Connection {
     /// that may wait, so that a task that does not carries no room for it.
     fn answer_boxed(
         self: &Arc<Self>,
-        response: ControlResponse,
+        response: Response,
     ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
         let conn = self.clone();
         Box::pin(async move { conn.answer(&response).await })
@@ -166,20 +215,69 @@ async fn serve(conn: Arc<Connection>, id: String, token: CancellationToken, work
 fn respond(
     conn: &Connection,
     id: String,
-    outcome: std::thread::Result<Result<Value, String>>,
-) -> Option<ControlResponse> {
+    outcome: std::thread::Result<Result<Payload, String>>,
+) -> Option<Response> {
     conn.requests.complete_theirs(&id)?;
     Some(match outcome {
-        Ok(Ok(payload)) => ControlResponse::success(id, payload),
-        Ok(Err(message)) => ControlResponse::error(id, message),
-        Err(panic) => ControlResponse::error(
+        Ok(Ok(Payload::Value(payload))) => Response::Control(ControlResponse::success(id, payload)),
+        Ok(Ok(Payload::ToolCall(reply))) => Response::ToolCall { id, reply },
+        Ok(Err(message)) => Response::Control(ControlResponse::error(id, message)),
+        Err(panic) => Response::Control(ControlResponse::error(
             id,
             format!(
                 "the SDK's handler panicked: {}",
                 crate::mcp::__private::panic_message(&*panic)
             ),
-        ),
+        )),
     })
+}
+
+/// An answer to one CLI request, as it is written.
+enum Response {
+    Control(ControlResponse),
+    /// The success answer to a tool call of one of our own servers:
+    /// `{"type":"control_response","response":{"subtype":"success",
+    /// "request_id":…,"response":{"mcp_response":<reply>}}}`, what
+    /// [`ControlResponse::success`] of the same reply as a `Value` writes.
+    ToolCall {
+        id: String,
+        reply: ToolCallReply,
+    },
+}
+
+impl serde::Serialize for Response {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(serde::Serialize)]
+        struct Line<'a> {
+            #[serde(rename = "type")]
+            kind: &'static str,
+            response: Success<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct Success<'a> {
+            subtype: &'static str,
+            request_id: &'a str,
+            response: McpResponse<'a>,
+        }
+        #[derive(serde::Serialize)]
+        struct McpResponse<'a> {
+            mcp_response: &'a ToolCallReply,
+        }
+        match self {
+            Self::Control(response) => response.serialize(serializer),
+            Self::ToolCall { id, reply } => Line {
+                kind: "control_response",
+                response: Success {
+                    subtype: "success",
+                    request_id: id,
+                    response: McpResponse {
+                        mcp_response: reply,
+                    },
+                },
+            }
+            .serialize(serializer),
+        }
+    }
 }
 
 /// The payload of the success answer to a request for a callback (or to

@@ -377,9 +377,16 @@ impl Connection {
     /// Routes one line from the CLI. `Err` when the user's queue overflowed.
     fn route(
         self: &Arc<Self>,
-        (incoming, size): (Incoming, usize),
+        routed: reader::Routed,
         messages: &MessageSender,
     ) -> std::result::Result<(), queue::Overflow> {
+        let (incoming, size) = match routed {
+            reader::Routed::Mcp(request) => {
+                self.on_mcp_message(request);
+                return Ok(());
+            }
+            reader::Routed::Other(incoming, size) => (incoming, size),
+        };
         match incoming {
             Incoming::ControlRequest(request) => self.on_control_request(request),
             Incoming::ControlResponse(response) => {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::Connection;
 use crate::mcp::__private::transport::{Parsed, parse_object};
 use crate::message::Message;
-use crate::protocol::{ControlRequest, Incoming};
+use crate::protocol::{Incoming, McpMessageLine};
 use crate::queue::{MessageSender, Overflow, json_size};
 use crate::transport::{LineReader, Read};
 
@@ -72,13 +72,23 @@ async fn read(
     overflow
 }
 
-/// Decodes one line for [`Connection::route`]: what it holds, and what it
-/// is charged to the user's queue (only messages for the user are). An
-/// `mcp_message` request, the line of every in-process tool call, is
-/// decoded straight into its type; every other line through a `Value`.
-fn decode(line: &[u8]) -> Parsed<(Incoming, usize)> {
-    if let Some(request) = ControlRequest::mcp_message_from_slice(line) {
-        return Parsed::Value((Incoming::ControlRequest(request), 0));
+/// A line as [`Connection::route`] takes it: an `mcp_message` request,
+/// the line of every in-process tool call, decoded straight from the line
+/// (its JSON-RPC message still text, see [`McpMessageLine`]); any other
+/// line classified through a `Value`, with what it is charged to the
+/// user's queue (only messages for the user are).
+// Moved once, from the decoder to `route`: boxing the larger variant would
+// cost an allocation a line.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Routed {
+    Mcp(McpMessageLine),
+    Other(Incoming, usize),
+}
+
+/// Decodes one line for [`Connection::route`].
+fn decode(line: &[u8]) -> Parsed<Routed> {
+    if let Some(request) = McpMessageLine::from_slice(line) {
+        return Parsed::Value(Routed::Mcp(request));
     }
     match parse_object::<Value>(line) {
         Parsed::Value(value) => {
@@ -86,7 +96,7 @@ fn decode(line: &[u8]) -> Parsed<(Incoming, usize)> {
                 Some(t) if t.starts_with("control_") => 0,
                 _ => json_size(&value),
             };
-            Parsed::Value((Incoming::from_value(value), size))
+            Parsed::Value(Routed::Other(Incoming::from_value(value), size))
         }
         Parsed::Blank => Parsed::Blank,
         Parsed::Invalid(e) => Parsed::Invalid(e),
