@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::answer::Answer;
+use super::input::{self, MAX_INPUT_ROUNDS};
 use super::options::RequestOptions;
 use super::transport::SendOptions;
 use super::{Error, McpClient, headers};
@@ -25,6 +26,14 @@ pub const MAX_PAGES: usize = 10_000;
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
     Answer::Value(value).decode(method)
+}
+
+/// Params built as an object, as a map.
+fn into_map(params: Value) -> Map<String, Value> {
+    match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 fn cursor_params(cursor: Option<&str>) -> Option<Value> {
@@ -65,6 +74,14 @@ impl McpClient {
     ///
     /// A tool failure is a result with `is_error` set; an `Err` is a
     /// protocol failure (unknown tool, bad params) or a transport one.
+    ///
+    /// At the stateless revision a tool may ask for input before it
+    /// answers (an `input_required` result): the client answers through
+    /// its elicitation, sampling and roots handlers
+    /// ([`ClientOptions`](super::ClientOptions)) and calls again with the
+    /// answers, up to [`MAX_INPUT_ROUNDS`] times; what comes back here is
+    /// the final result. Input no handler answers fails the call
+    /// ([`ErrorKind::Refused`](super::ErrorKind::Refused)).
     ///
     /// An `async fn` in all but name: nothing happens until the future is
     /// polled. (It is written as a function returning a future so that an
@@ -116,10 +133,67 @@ impl McpClient {
             options.send = send;
         }
         let params = json!({"name": name, "arguments": arguments});
-        self.inner
-            .request_answer("tools/call", Some(params), options)
-            .await?
-            .decode("tools/call")
+        if !self.inner.is_stateless() {
+            return self
+                .inner
+                .request_answer("tools/call", Some(params), options)
+                .await?
+                .decode("tools/call");
+        }
+        let mut params = into_map(params);
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result: CallToolResult = self
+                .inner
+                .request_answer(
+                    "tools/call",
+                    Some(Value::Object(params.clone())),
+                    options.clone(),
+                )
+                .await?
+                .decode("tools/call")?;
+            if !result.is_input_required() {
+                return Ok(result);
+            }
+            params = self
+                .answer_input("tools/call", params, &result.into_value())
+                .await?;
+        }
+        Err(input::too_many_rounds("tools/call"))
+    }
+
+    /// `method` with `params`, its `input_required` rounds (stateless
+    /// revision) answered through the client's handlers: the final result.
+    async fn request_answering(&self, method: &str, params: Value) -> Result<Value, Error> {
+        if !self.inner.is_stateless() {
+            return self.send_request(method, Some(params)).await;
+        }
+        let mut params = into_map(params);
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result = self
+                .send_request(method, Some(Value::Object(params.clone())))
+                .await?;
+            if !result.as_object().is_some_and(input::is_asking) {
+                return Ok(result);
+            }
+            params = self.answer_input(method, params, &result).await?;
+        }
+        Err(input::too_many_rounds(method))
+    }
+
+    /// The params of the retry of a request whose `result` asked for input.
+    async fn answer_input(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        result: &Value,
+    ) -> Result<Map<String, Value>, Error> {
+        let asked = input::asked(method, result).unwrap_or_else(|| {
+            Err(Error::invalid_response(format!(
+                "{method}: no input_required result"
+            )))
+        })?;
+        let answers = input::answer(&self.inner.options, method, &asked).await?;
+        Ok(input::retry(params, answers, asked))
     }
 
     /// One page of `resources/list`.
@@ -150,10 +224,11 @@ impl McpClient {
         .await
     }
 
-    /// `resources/read`.
+    /// `resources/read` (its rounds of input answered, as for
+    /// [`call_tool`](Self::call_tool)).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let result = self
-            .send_request("resources/read", Some(json!({"uri": uri})))
+            .request_answering("resources/read", json!({"uri": uri}))
             .await?;
         decode("resources/read", result)
     }
@@ -166,7 +241,8 @@ impl McpClient {
         .await
     }
 
-    /// `prompts/get` with string arguments.
+    /// `prompts/get` with string arguments (its rounds of input answered,
+    /// as for [`call_tool`](Self::call_tool)).
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -176,7 +252,7 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params["arguments"] = Value::Object(arguments);
         }
-        let result = self.send_request("prompts/get", Some(params)).await?;
+        let result = self.request_answering("prompts/get", params).await?;
         decode("prompts/get", result)
     }
 

@@ -8,6 +8,8 @@ use std::future::Future;
 use super::catalog::{Catalog, Names, Registry};
 use super::completion::{self, CompletionHandler, CompletionRequest};
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
+use super::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey};
+use super::round::Sealing;
 use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
@@ -41,6 +43,8 @@ pub struct ServerBuilder {
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
     completion: Option<std::sync::Arc<CompletionHandler>>,
+    request_state_key: Option<RequestStateKey>,
+    request_state_ttl: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -120,6 +124,8 @@ impl ServerBuilder {
             templates: Vec::new(),
             prompts: Vec::new(),
             completion: None,
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
         }
     }
 
@@ -185,6 +191,24 @@ impl ServerBuilder {
         self
     }
 
+    /// The key that seals the `requestState` of multi round-trip requests
+    /// (stateless revision, see [`ToolContext::ask`](super::ToolContext::ask)).
+    /// Give every replica of a server behind a load balancer the same key:
+    /// a client's retry may reach any of them. Without one the server makes
+    /// a random key when built, good for that process only.
+    pub fn request_state_key(mut self, key: RequestStateKey) -> Self {
+        self.request_state_key = Some(key);
+        self
+    }
+
+    /// How long a `requestState` the server issues stays valid (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes): the time a client has to
+    /// answer a round of input (a person, for an elicitation) and retry.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
     /// Builds the server. The tool timeout comes from
     /// [`tool_timeout`](Self::tool_timeout), else from the environment, read now.
     pub fn build(self) -> Server {
@@ -203,6 +227,12 @@ impl ServerBuilder {
         Server {
             inner: std::sync::Arc::new(ServerInner {
                 decoration: stateless::Decoration::new(&self.name, &self.version),
+                sealing: Sealing {
+                    key: self
+                        .request_state_key
+                        .unwrap_or_else(RequestStateKey::random),
+                    ttl: self.request_state_ttl,
+                },
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,

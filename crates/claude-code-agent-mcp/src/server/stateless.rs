@@ -11,8 +11,9 @@
 //! session), `notifications/message` only when the request set
 //! `io.modelcontextprotocol/logLevel`; the client capabilities its `_meta`
 //! declares are the session's ([`ToolContext::client_capabilities`](super::ToolContext::client_capabilities)).
-//! Requests to the client are not sent (the revision replaces them with
-//! `input_required` results).
+//! Requests to the client are not sent: the revision replaces them with
+//! `input_required` results, which `round.rs` makes of a handler's
+//! [`ToolContext::ask`](super::ToolContext::ask).
 //! Requests without that `_meta` are served as before.
 
 use std::sync::Arc;
@@ -227,8 +228,7 @@ impl Decoration {
         let Value::Object(mut result) = result else {
             return result;
         };
-        let input_required =
-            result.get("resultType").and_then(Value::as_str) == Some("input_required");
+        let input_required = crate::types::is_input_required(&result);
         if input_required && method == "tools/call" {
             // A tool that needs input: its (empty) content is no part of it.
             if result
@@ -245,7 +245,7 @@ impl Decoration {
         result
             .entry("resultType")
             .or_insert_with(|| "complete".into());
-        if CACHEABLE.contains(&method) {
+        if CACHEABLE.contains(&method) && !input_required {
             result.entry("ttlMs").or_insert_with(|| 0.into());
             result
                 .entry("cacheScope")

@@ -208,7 +208,7 @@ pub fn is_token(name: &str) -> bool {
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
@@ -226,7 +226,7 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let sextet = |c: u8| BASE64.iter().position(|&b| b == c).map(|v| v as u32);
     let bytes = text.as_bytes();
     if !bytes.len().is_multiple_of(4) {

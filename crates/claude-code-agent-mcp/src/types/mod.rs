@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 mod capabilities;
 mod content;
+mod input;
 mod notifications;
 mod prompts;
 mod resources;
@@ -16,6 +17,7 @@ mod shared_map;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
+pub use input::{COMPLETE, INPUT_REQUIRED, InputRequest, InputRequiredResult, is_input_required};
 pub use notifications::{LogLevel, LoggingMessage, ProgressNotification, SubscriptionFilter};
 pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{
@@ -301,17 +303,22 @@ impl CallToolResult {
     }
 
     /// The result as JSON with MCP's field names, consuming it (no copy of
-    /// its text). `isError` is always present.
+    /// its text). `isError` is always present, but in an `input_required`
+    /// result (the stateless revision's question to the client,
+    /// [`InputRequiredResult`]), which has no content.
     pub fn into_value(self) -> Value {
+        let asks = self.is_input_required() && self.content.is_empty() && !self.is_error;
         let mut map = Map::with_capacity(4);
-        map.insert(
-            "content".into(),
-            Value::Array(self.content.into_iter().map(Content::into_value).collect()),
-        );
+        if !asks {
+            let content = self.content.into_iter().map(Content::into_value);
+            map.insert("content".into(), Value::Array(content.collect()));
+        }
         if let Some(structured) = self.structured_content {
             map.insert("structuredContent".into(), structured);
         }
-        map.insert("isError".into(), Value::Bool(self.is_error));
+        if !asks {
+            map.insert("isError".into(), Value::Bool(self.is_error));
+        }
         if let Some(meta) = self.meta {
             map.insert("_meta".into(), Value::Object(meta.into_map()));
         }
@@ -319,6 +326,14 @@ impl CallToolResult {
             map.entry(k).or_insert(v);
         }
         Value::Object(map)
+    }
+
+    /// Whether this is no result yet but a question (`resultType:
+    /// "input_required"`, stateless revision): read it with
+    /// [`InputRequiredResult::from_value`]. The client answers such
+    /// results itself.
+    pub fn is_input_required(&self) -> bool {
+        self.extra.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED)
     }
 
     /// The concatenated text of the text blocks.
