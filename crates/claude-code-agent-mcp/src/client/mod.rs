@@ -181,6 +181,13 @@ impl McpClient {
         &self.server_state().capabilities
     }
 
+    /// The MCP extensions the server declared (`capabilities.extensions`),
+    /// known or not, with their settings. One this client declared too
+    /// ([`ClientOptions::extension`]) is in use.
+    pub fn server_extensions(&self) -> crate::types::Extensions {
+        crate::types::Extensions::of(self.server_capabilities())
+    }
+
     /// The negotiated protocol revision.
     pub fn protocol_version(&self) -> &str {
         &self.server_state().protocol_version

@@ -45,6 +45,7 @@ pub struct ServerBuilder {
     completion: Option<std::sync::Arc<CompletionHandler>>,
     request_state_key: Option<RequestStateKey>,
     request_state_ttl: Duration,
+    extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -126,6 +127,7 @@ impl ServerBuilder {
             completion: None,
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            extensions: serde_json::Map::new(),
         }
     }
 
@@ -191,6 +193,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an MCP extension (SEP-2133) in the server's capabilities
+    /// (`capabilities.extensions`, in `initialize` and `server/discover`):
+    /// its identifier (`vendor-prefix/name`, e.g.
+    /// [`APPS_EXTENSION`](crate::types::APPS_EXTENSION)) and its settings
+    /// (a JSON object; `json!({})` for none). Declaring it again replaces
+    /// the settings. What the client declared is in
+    /// [`ToolContext::client_capabilities`](super::ToolContext::client_capabilities)
+    /// ([`ClientCapabilities::extensions`](crate::types::ClientCapabilities::extensions)).
+    ///
+    /// # Panics
+    ///
+    /// When `id` has no vendor prefix and name, or `settings` is not an object.
+    pub fn extension(mut self, id: &str, settings: serde_json::Value) -> Self {
+        let settings = crate::types::checked_extension(id, settings);
+        self.extensions.insert(id.to_owned(), settings.into());
+        self
+    }
+
     /// The key that seals the `requestState` of multi round-trip requests
     /// (stateless revision, see [`ToolContext::ask`](super::ToolContext::ask)).
     /// Give every replica of a server behind a load balancer the same key:
@@ -227,6 +247,7 @@ impl ServerBuilder {
         Server {
             inner: std::sync::Arc::new(ServerInner {
                 decoration: stateless::Decoration::new(&self.name, &self.version),
+                extensions: self.extensions,
                 sealing: Sealing {
                     key: self
                         .request_state_key

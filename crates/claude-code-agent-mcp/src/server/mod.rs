@@ -217,6 +217,8 @@ pub(crate) struct ServerInner {
     decoration: stateless::Decoration,
     /// How the `requestState` of multi round-trip requests is sealed.
     sealing: round::Sealing,
+    /// The extensions declared (`capabilities.extensions`).
+    extensions: serde_json::Map<String, Value>,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.

@@ -154,6 +154,39 @@ impl Resource {
         }
     }
 
+    /// An MCP Apps view (see [`types::apps`](crate::types::apps)): the
+    /// HTML document at `uri` (a `ui://` URI), of type
+    /// [`UI_MIME_TYPE`](crate::types::apps::UI_MIME_TYPE), which tools
+    /// linked with [`Tool::ui`](crate::Tool::ui) are shown in. Its
+    /// contents may carry `_meta.ui` (the view's CSP domains, permissions,
+    /// border) in the [`ResourceContents`] the handler returns.
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::server::{Resource, ResourceRequest};
+    ///
+    /// let view = Resource::ui("ui://weather/view.html", "weather", |_: ResourceRequest| async {
+    ///     "<!DOCTYPE html><html><body>…</body></html>"
+    /// });
+    /// assert_eq!(view.info().mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `uri` does not start with `ui://`.
+    pub fn ui<F, Fut, R>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoContents + 'static,
+    {
+        let uri = uri.into();
+        assert!(
+            uri.starts_with(crate::types::apps::UI_SCHEME),
+            "an MCP Apps view's URI starts with ui://, not {uri:?}"
+        );
+        Self::new(uri, name, handler).mime_type(crate::types::apps::UI_MIME_TYPE)
+    }
+
     /// Sets the human-readable title.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.info.title = Some(title.into());

@@ -178,6 +178,10 @@ pub(crate) fn capabilities(server: &ServerInner) -> Map<String, Value> {
     capabilities.insert("tools".into(), json!({"listChanged": true}));
     capabilities.insert("logging".into(), json!({}));
     server.catalog.capabilities(&mut capabilities);
+    if !server.extensions.is_empty() {
+        let extensions = Value::Object(server.extensions.clone());
+        capabilities.insert("extensions".into(), extensions);
+    }
     capabilities
 }
 

@@ -7,8 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod apps;
 mod capabilities;
 mod content;
+mod extensions;
 mod input;
 mod notifications;
 mod prompts;
@@ -17,6 +19,8 @@ mod shared_map;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
+pub(crate) use extensions::checked as checked_extension;
+pub use extensions::{APPS_EXTENSION, Extensions, SKILLS_EXTENSION};
 pub use input::{COMPLETE, INPUT_REQUIRED, InputRequest, InputRequiredResult, is_input_required};
 pub use notifications::{LogLevel, LoggingMessage, ProgressNotification, SubscriptionFilter};
 pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};
@@ -157,6 +161,14 @@ pub struct ToolInfo {
     /// Other fields (`icons`, `execution`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl ToolInfo {
+    /// The MCP Apps view the tool's results are shown in, and who may call
+    /// it (`_meta.ui`; see [`apps`]), if the tool says.
+    pub fn ui(&self) -> Option<apps::UiToolMeta> {
+        apps::UiToolMeta::from_tool_meta(self.meta.as_ref()?)
+    }
 }
 
 /// The result of `tools/call`.

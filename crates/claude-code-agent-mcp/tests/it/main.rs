@@ -32,6 +32,7 @@ mod client_stdio_faults;
 mod concurrency;
 mod discover;
 mod envelope;
+mod extensions;
 #[cfg(target_os = "linux")]
 mod flood;
 mod handler_failures;
