@@ -14,6 +14,7 @@ use super::input::{self, MAX_INPUT_ROUNDS};
 use super::options::RequestOptions;
 use super::transport::SendOptions;
 use super::{Error, McpClient, headers};
+use crate::types::skills::{ListSkillsResult, SkillEntry};
 use crate::types::{
     CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -59,12 +60,25 @@ impl McpClient {
     }
 
     /// Every tool, following `nextCursor` to the end.
+    ///
+    /// Over HTTP, a tool whose `x-mcp-header` annotations break the rules
+    /// (an empty or invalid header name, one given twice, one on a property
+    /// that is no string, integer or boolean reached through `properties`
+    /// alone) is left out, as the specification requires: its calls could
+    /// not mirror their arguments.
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        let tools = self
+        let mut tools = self
             .collect_pages("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
             .await?;
         // A fresh listing also refreshes the header annotations.
         if self.inner.transport.mirrors_header_params() {
+            tools.retain(|tool| {
+                let invalid = crate::transport::mcp_headers::invalid_annotation(&tool.input_schema);
+                if let Some(why) = &invalid {
+                    tracing::warn!(tool = %tool.name, %why, "MCP client: leaving out a tool with invalid x-mcp-header annotations");
+                }
+                invalid.is_none()
+            });
             self.cache_header_maps(&tools);
         }
         Ok(tools)
@@ -98,8 +112,8 @@ impl McpClient {
     ///
     /// Over HTTP, arguments whose input-schema property carries
     /// `x-mcp-header` are mirrored into `Mcp-Param-<Name>` headers (the tool
-    /// list is fetched once and cached for that); a value with control
-    /// characters is refused before anything is sent.
+    /// list is fetched once and cached for that); a value that is not plain
+    /// visible ASCII travels base64-wrapped.
     pub fn call_tool_with<'a>(
         &'a self,
         name: &'a str,
@@ -256,6 +270,58 @@ impl McpClient {
         decode("prompts/get", result)
     }
 
+    /// `skills/list` (Skills extension, SEP-2640): every skill the server
+    /// lists, following `nextCursor` to the end. Listing reads no skill's
+    /// files: read them when the skill is loaded, with
+    /// [`read_skill_file`](Self::read_skill_file).
+    pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, Error> {
+        self.collect_pages("skills/list", |p: ListSkillsResult| {
+            (p.skills, p.next_cursor)
+        })
+        .await
+    }
+
+    /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`,
+    /// listed or not (an error when the server serves no such skill).
+    pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, Error> {
+        let result = self
+            .send_request("skills/get", Some(json!({"uri": uri})))
+            .await?;
+        decode("skills/get", result)
+    }
+
+    /// Reads the file at `uri` of `skill` (`resources/read`) and returns
+    /// its bytes only when they are what the entry lists: its size, its
+    /// digest, and for the skill's `SKILL.md` its frontmatter. Anything
+    /// else fails ([`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse),
+    /// the [`SkillMismatch`](crate::types::skills::SkillMismatch) as its
+    /// source): content that does not verify is not to be used, and the
+    /// skill not loaded.
+    pub async fn read_skill_file(&self, skill: &SkillEntry, uri: &str) -> Result<Vec<u8>, Error> {
+        let read = self.read_resource(uri).await?;
+        let contents = read.contents.into_iter().find(|c| c.uri == uri);
+        let bytes = match contents {
+            Some(c) => match (c.text, c.blob) {
+                (Some(text), _) => text.into_bytes(),
+                (None, Some(blob)) => crate::transport::mcp_headers::base64_decode(&blob)
+                    .ok_or_else(|| {
+                        Error::invalid_response(format!("{uri}: a blob that is not base64"))
+                    })?,
+                (None, None) => Vec::new(),
+            },
+            None => {
+                return Err(Error::invalid_response(format!(
+                    "resources/read of {uri} gave no contents for it"
+                )));
+            }
+        };
+        skill.verify(uri, &bytes).map_err(|mismatch| {
+            Error::invalid_response(format!("skill file not used: {mismatch}"))
+                .with_source(mismatch)
+        })?;
+        Ok(bytes)
+    }
+
     /// `logging/setLevel`: the lowest level of `notifications/message` wanted.
     pub async fn set_log_level(&self, level: crate::LogLevel) -> Result<(), Error> {
         self.send_request("logging/setLevel", Some(json!({"level": level.as_str()})))
@@ -328,7 +394,7 @@ impl McpClient {
             }
         };
         match maps.get(tool) {
-            Some(map) => headers::header_params(map, arguments),
+            Some(map) => Ok(headers::header_params(map, arguments)),
             None => Ok(Vec::new()),
         }
     }

@@ -33,14 +33,9 @@ use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 /// The stateless revisions the server speaks (requests with `_meta`).
 pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
 
-/// JSON-RPC error: HTTP headers disagree with the body, or a required one is
-/// missing or malformed (HTTP 400).
-pub const HEADER_MISMATCH: i64 = -32020;
-/// JSON-RPC error: serving the request needs a client capability the
-/// request's `clientCapabilities` does not declare (HTTP 400).
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-/// JSON-RPC error: the request's protocol version is not spoken here (HTTP 400).
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub use crate::types::{
+    HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+};
 
 /// Methods the stateless revision removed: answered `-32601` when stateless.
 pub const REMOVED_METHODS: &[&str] = &[

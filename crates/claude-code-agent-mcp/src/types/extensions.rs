@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 
 /// The identifier of the Skills extension (SEP-2640): skills served as
-/// resources, listed by `skills/list`.
+/// resources, listed by `skills/list` (see [`skills`](super::skills)).
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
 /// The extensions one side declared, as it sent them: known or not, each

@@ -16,6 +16,7 @@ mod notifications;
 mod prompts;
 mod resources;
 mod shared_map;
+pub mod skills;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
@@ -54,6 +55,16 @@ pub const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tying a notification to its `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// JSON-RPC error (stateless revision): HTTP headers disagree with the
+/// body, or a required one is missing or malformed (HTTP 400).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// JSON-RPC error (stateless revision): serving the request needs a client
+/// capability the request's `clientCapabilities` does not declare (HTTP 400).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// JSON-RPC error (stateless revision): the request's protocol version is
+/// not spoken here (HTTP 400); `data.supported` lists those that are.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A name and version: `serverInfo` or `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
