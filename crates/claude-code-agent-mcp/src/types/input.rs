@@ -12,7 +12,8 @@
 //!         "params": {"message": "Your name?", "requestedSchema": {"type": "object"}}}},
 //!     "requestState": "opaque"
 //! }))
-//! .unwrap();
+//! .unwrap() // an input_required result…
+//! .unwrap(); // …that decodes
 //! assert_eq!(result.input_requests["name"].method, "elicitation/create");
 //! assert_eq!(result.request_state.as_deref(), Some("opaque"));
 //! assert_eq!(InputRequest::list_roots().method, "roots/list");
