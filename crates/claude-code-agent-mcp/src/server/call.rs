@@ -396,9 +396,10 @@ fn answer(
                 let Value::Object(fields) = asked.into_value() else {
                     unreachable!("a result is an object")
                 };
-                let mut result = CallToolResult::default();
-                result.extra = fields.into();
-                return result;
+                return CallToolResult {
+                    extra: fields.into(),
+                    ..CallToolResult::default()
+                };
             }
             Some(Err(why)) => {
                 let name = &tool.info.name;

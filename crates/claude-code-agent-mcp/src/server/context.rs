@@ -433,7 +433,10 @@ impl ToolContext {
     ///
     /// Works where the transport carries server→client requests (stdio and
     /// Streamable HTTP sessions); elsewhere (in process, the Claude Code
-    /// CLI bridge) it fails at once with [`ClientRequestError::NotSupported`].
+    /// CLI bridge, and requests of the stateless revision, which has no
+    /// requests to the client) it fails at once with
+    /// [`ClientRequestError::NotSupported`]. [`ask`](Self::ask) works on
+    /// every revision.
     /// Only what the client declared is sent: a request needing a
     /// capability it did not declare fails at once with
     /// [`ClientRequestError::CapabilityNotDeclared`] (ask first with

@@ -214,10 +214,11 @@ impl Round {
                 request_state::MAX_REQUEST_STATE_BYTES
             )));
         };
-        let mut result = InputRequiredResult::default();
-        result.input_requests = asked;
-        result.request_state = Some(state);
-        Some(Ok(result))
+        Some(Ok(InputRequiredResult {
+            input_requests: asked,
+            request_state: Some(state),
+            ..InputRequiredResult::default()
+        }))
     }
 }
 

@@ -29,7 +29,7 @@ impl Inner {
             .is_some_and(InProcessTransport::is_direct)
             && !options.reset_timeout_on_progress
             && !options.unbounded
-            && !(self.is_stateless() && self.answers_input())
+            && (!self.is_stateless() || !self.answers_input())
     }
 
     /// `tools/call` straight to the in-process server (when
