@@ -146,7 +146,11 @@ fn serve<'a>(
     let (ctx, decoration) = match served {
         Served::Stateless(ctx) => (ctx, decorated),
         Served::Connection(ctx) => {
-            match call.meta.as_deref().filter(|m| stateless::is_stateless(m)) {
+            match call
+                .meta
+                .as_deref()
+                .filter(|m| crate::types::is_stateless_meta(m))
+            {
                 None => (ctx, None),
                 Some(meta) => match stateless::checked_context(Some(meta), ctx) {
                     Ok(ctx) => (ctx, decorated),
@@ -183,7 +187,7 @@ fn serve<'a>(
                 arguments: &arguments,
             };
             let given = (input_responses, request_state);
-            match Round::of_request(&server.sealing, &named, &ctx, given) {
+            match ctx.begin_round(&server.sealing, &named, given) {
                 Ok(round) => Some(Arc::new(round)),
                 Err(error) => return Call::Done(Err(error)),
             }

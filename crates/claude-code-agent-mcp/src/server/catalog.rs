@@ -13,7 +13,7 @@ use super::context::{Asking, RequestContext};
 use super::prompt::{Prompt, PromptRequest};
 use super::resource::{Resource, ResourceRequest, ResourceTemplate};
 use super::round::{RequestName, Round};
-use super::{Server, ServerInner, stateless};
+use super::{Server, ServerInner};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{self, InputRequiredResult, json_type_name};
 
@@ -336,7 +336,7 @@ fn round_of(
     given: (Option<&Value>, Option<&Value>),
 ) -> Result<Option<Arc<Round>>, ErrorObject> {
     let meta = params.get("_meta").and_then(Value::as_object);
-    if !meta.is_some_and(stateless::is_stateless) {
+    if !meta.is_some_and(crate::types::is_stateless_meta) {
         return Ok(None);
     }
     let named = RequestName {
@@ -345,7 +345,8 @@ fn round_of(
         arguments,
     };
     let given = (given.0.cloned(), given.1.cloned());
-    Round::of_request(&server.sealing, &named, ctx, given).map(|round| Some(Arc::new(round)))
+    let round = ctx.begin_round(&server.sealing, &named, given)?;
+    Ok(Some(Arc::new(round)))
 }
 
 /// The answer of a `prompts/get` or `resources/read` whose handler asked

@@ -11,7 +11,7 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::auth::AccessToken;
 use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
-use super::round::Round;
+use super::round::{self, RequestName, Round, Sealing};
 use super::session::{Session, Sink};
 use super::watchdog::Watch;
 use crate::jsonrpc;
@@ -105,6 +105,31 @@ impl RequestContext {
     /// The verified access token the request was made with, if any.
     pub fn access_token(&self) -> Option<&AccessToken> {
         self.access_token.as_deref()
+    }
+
+    /// The [`Round`] of a stateless request `named` so, served in this
+    /// context (its caller, its declared capabilities), with the
+    /// `inputResponses` and `requestState` of its params (see
+    /// [`Round::begin`]).
+    pub(crate) fn begin_round(
+        &self,
+        sealing: &Sealing,
+        named: &RequestName<'_>,
+        (input_responses, request_state): (Option<Value>, Option<Value>),
+    ) -> Result<Round, jsonrpc::ErrorObject> {
+        let caller = self.access_token().map(round::caller).unwrap_or_default();
+        let declared = self
+            .session()
+            .and_then(Session::client_capabilities)
+            .unwrap_or_default();
+        Round::begin(
+            sealing,
+            named,
+            &caller,
+            input_responses,
+            request_state,
+            declared,
+        )
     }
 
     pub(crate) fn into_parts(self) -> ContextParts {

@@ -27,10 +27,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::auth::AccessToken;
-use super::context::RequestContext;
 use super::outbound::ClientRequestError;
 use super::request_state::{self, MAX_INPUT_ROUNDS, Payload, RequestStateKey};
-use super::session::Session;
 use crate::jsonrpc::ErrorObject;
 use crate::types::{ClientCapabilities, InputRequest, InputRequiredResult, json_type_name};
 
@@ -60,7 +58,7 @@ pub(crate) struct RequestName<'a> {
 
 /// Who is calling, for the binding of a state: the access token's subject
 /// and client (empty without a token).
-fn caller(token: &AccessToken) -> String {
+pub(crate) fn caller(token: &AccessToken) -> String {
     let part = |p: Option<&str>| p.map(|p| format!("{}:{p}", p.len())).unwrap_or_default();
     format!("{}|{}", part(token.subject()), part(token.client_id()))
 }
@@ -73,35 +71,11 @@ pub(crate) struct Sealing {
 }
 
 impl Round {
-    /// The round of a stateless request `named` so, served in `ctx` (its
-    /// caller and declared capabilities), with the `inputResponses` and
-    /// `requestState` of its params (as sent): see [`begin`](Self::begin).
-    pub(crate) fn of_request(
-        sealing: &Sealing,
-        named: &RequestName<'_>,
-        ctx: &RequestContext,
-        (input_responses, request_state): (Option<Value>, Option<Value>),
-    ) -> Result<Self, ErrorObject> {
-        let caller = ctx.access_token().map(caller).unwrap_or_default();
-        let declared = ctx
-            .session()
-            .and_then(Session::client_capabilities)
-            .unwrap_or_default();
-        Self::begin(
-            sealing,
-            named,
-            &caller,
-            input_responses,
-            request_state,
-            declared,
-        )
-    }
-
     /// The round of a request `named` so, made by `caller`, carrying
     /// `input_responses` and `request_state` (its params' members, as
     /// sent): `-32602` when either is not of its type, or the state is
     /// refused.
-    fn begin(
+    pub(crate) fn begin(
         sealing: &Sealing,
         named: &RequestName<'_>,
         caller: &str,

@@ -95,14 +95,8 @@ pub(crate) fn request_meta<'a>(
         .and_then(Value::as_object);
     let stateless = method == "server/discover"
         || method == "subscriptions/listen"
-        || meta.is_some_and(is_stateless);
+        || meta.is_some_and(crate::types::is_stateless_meta);
     stateless.then_some(meta)
-}
-
-/// Whether a request with this `_meta` is of the stateless revision (it
-/// names its protocol version).
-pub(crate) fn is_stateless(meta: &Map<String, Value>) -> bool {
-    meta.contains_key(PROTOCOL_VERSION_META)
 }
 
 /// Checks a stateless request's `_meta`: `-32602` when it lacks what the

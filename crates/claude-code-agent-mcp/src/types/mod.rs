@@ -56,6 +56,12 @@ pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tying a notification to its `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// Whether a request whose params carry this `_meta` is of the stateless
+/// revision: it names its protocol version.
+pub(crate) fn is_stateless_meta(meta: &Map<String, Value>) -> bool {
+    meta.contains_key(PROTOCOL_VERSION_META)
+}
+
 /// JSON-RPC error (stateless revision): HTTP headers disagree with the
 /// body, or a required one is missing or malformed (HTTP 400).
 pub const HEADER_MISMATCH: i64 = -32020;
