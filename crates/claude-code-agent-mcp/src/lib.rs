@@ -100,11 +100,11 @@ mod mcp_client_guide {}
 /// Anything here may change or go in any release.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::client::headers::encode_header_value;
     #[cfg(feature = "http-client")]
     pub use crate::client::http::{SseEvent, SseEventTooLarge, SseParser};
     pub use crate::server::contain::panic_message;
     pub use crate::server::{ToolCallReply, ToolCallText};
+    pub use crate::transport::mcp_headers::encode_header_value;
 
     /// What the transports share: NDJSON framing, child process groups,
     /// the request table, lenient JSON, the `x-mcp-header` rules.

@@ -615,6 +615,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","requestState":null}}"#,
         ] {
             assert!(bridge.tool_call("calc", text).is_none(), "{text}");
         }

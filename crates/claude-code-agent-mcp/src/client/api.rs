@@ -10,9 +10,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 use super::answer::Answer;
+use super::input::{self, MAX_INPUT_ROUNDS};
 use super::options::RequestOptions;
 use super::transport::SendOptions;
 use super::{Error, McpClient, headers};
+use crate::types::skills::{ListSkillsResult, SkillEntry};
 use crate::types::{
     CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -25,6 +27,14 @@ pub const MAX_PAGES: usize = 10_000;
 
 fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, Error> {
     Answer::Value(value).decode(method)
+}
+
+/// Params built as an object, as a map.
+fn into_map(params: Value) -> Map<String, Value> {
+    match params {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 fn cursor_params(cursor: Option<&str>) -> Option<Value> {
@@ -50,12 +60,25 @@ impl McpClient {
     }
 
     /// Every tool, following `nextCursor` to the end.
+    ///
+    /// Over HTTP, a tool whose `x-mcp-header` annotations break the rules
+    /// (an empty or invalid header name, one given twice, one on a property
+    /// that is no string, integer or boolean reached through `properties`
+    /// alone) is left out, as the specification requires: its calls could
+    /// not mirror their arguments.
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>, Error> {
-        let tools = self
+        let mut tools = self
             .collect_pages("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
             .await?;
         // A fresh listing also refreshes the header annotations.
         if self.inner.transport.mirrors_header_params() {
+            tools.retain(|tool| {
+                let invalid = crate::transport::mcp_headers::invalid_annotation(&tool.input_schema);
+                if let Some(why) = &invalid {
+                    tracing::warn!(tool = %tool.name, %why, "MCP client: leaving out a tool with invalid x-mcp-header annotations");
+                }
+                invalid.is_none()
+            });
             self.cache_header_maps(&tools);
         }
         Ok(tools)
@@ -65,6 +88,14 @@ impl McpClient {
     ///
     /// A tool failure is a result with `is_error` set; an `Err` is a
     /// protocol failure (unknown tool, bad params) or a transport one.
+    ///
+    /// At the stateless revision a tool may ask for input before it
+    /// answers (an `input_required` result): the client answers through
+    /// its elicitation, sampling and roots handlers
+    /// ([`ClientOptions`](super::ClientOptions)) and calls again with the
+    /// answers, up to [`MAX_INPUT_ROUNDS`] times; what comes back here is
+    /// the final result. Input no handler answers fails the call
+    /// ([`ErrorKind::Refused`](super::ErrorKind::Refused)).
     ///
     /// An `async fn` in all but name: nothing happens until the future is
     /// polled. (It is written as a function returning a future so that an
@@ -81,8 +112,8 @@ impl McpClient {
     ///
     /// Over HTTP, arguments whose input-schema property carries
     /// `x-mcp-header` are mirrored into `Mcp-Param-<Name>` headers (the tool
-    /// list is fetched once and cached for that); a value with control
-    /// characters is refused before anything is sent.
+    /// list is fetched once and cached for that); a value that is not plain
+    /// visible ASCII travels base64-wrapped.
     pub fn call_tool_with<'a>(
         &'a self,
         name: &'a str,
@@ -116,10 +147,67 @@ impl McpClient {
             options.send = send;
         }
         let params = json!({"name": name, "arguments": arguments});
-        self.inner
-            .request_answer("tools/call", Some(params), options)
-            .await?
-            .decode("tools/call")
+        if !self.inner.is_stateless() {
+            return self
+                .inner
+                .request_answer("tools/call", Some(params), options)
+                .await?
+                .decode("tools/call");
+        }
+        let mut params = into_map(params);
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result: CallToolResult = self
+                .inner
+                .request_answer(
+                    "tools/call",
+                    Some(Value::Object(params.clone())),
+                    options.clone(),
+                )
+                .await?
+                .decode("tools/call")?;
+            if !result.is_input_required() {
+                return Ok(result);
+            }
+            params = self
+                .answer_input("tools/call", params, &result.into_value())
+                .await?;
+        }
+        Err(input::too_many_rounds("tools/call"))
+    }
+
+    /// `method` with `params`, its `input_required` rounds (stateless
+    /// revision) answered through the client's handlers: the final result.
+    async fn request_answering(&self, method: &str, params: Value) -> Result<Value, Error> {
+        if !self.inner.is_stateless() {
+            return self.send_request(method, Some(params)).await;
+        }
+        let mut params = into_map(params);
+        for _ in 0..=MAX_INPUT_ROUNDS {
+            let result = self
+                .send_request(method, Some(Value::Object(params.clone())))
+                .await?;
+            if !result.as_object().is_some_and(input::is_asking) {
+                return Ok(result);
+            }
+            params = self.answer_input(method, params, &result).await?;
+        }
+        Err(input::too_many_rounds(method))
+    }
+
+    /// The params of the retry of a request whose `result` asked for input.
+    async fn answer_input(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        result: &Value,
+    ) -> Result<Map<String, Value>, Error> {
+        let asked = input::asked(method, result).unwrap_or_else(|| {
+            Err(Error::invalid_response(format!(
+                "{method}: no input_required result"
+            )))
+        })?;
+        let answers = input::answer(&self.inner.options, method, &asked).await?;
+        Ok(input::retry(params, answers, asked))
     }
 
     /// One page of `resources/list`.
@@ -150,10 +238,11 @@ impl McpClient {
         .await
     }
 
-    /// `resources/read`.
+    /// `resources/read` (its rounds of input answered, as for
+    /// [`call_tool`](Self::call_tool)).
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         let result = self
-            .send_request("resources/read", Some(json!({"uri": uri})))
+            .request_answering("resources/read", json!({"uri": uri}))
             .await?;
         decode("resources/read", result)
     }
@@ -166,7 +255,8 @@ impl McpClient {
         .await
     }
 
-    /// `prompts/get` with string arguments.
+    /// `prompts/get` with string arguments (its rounds of input answered,
+    /// as for [`call_tool`](Self::call_tool)).
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -176,8 +266,60 @@ impl McpClient {
         if let Some(arguments) = arguments {
             params["arguments"] = Value::Object(arguments);
         }
-        let result = self.send_request("prompts/get", Some(params)).await?;
+        let result = self.request_answering("prompts/get", params).await?;
         decode("prompts/get", result)
+    }
+
+    /// `skills/list` (Skills extension, SEP-2640): every skill the server
+    /// lists, following `nextCursor` to the end. Listing reads no skill's
+    /// files: read them when the skill is loaded, with
+    /// [`read_skill_file`](Self::read_skill_file).
+    pub async fn list_skills(&self) -> Result<Vec<SkillEntry>, Error> {
+        self.collect_pages("skills/list", |p: ListSkillsResult| {
+            (p.skills, p.next_cursor)
+        })
+        .await
+    }
+
+    /// `skills/get`: the entry of the skill whose `SKILL.md` is at `uri`,
+    /// listed or not (an error when the server serves no such skill).
+    pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, Error> {
+        let result = self
+            .send_request("skills/get", Some(json!({"uri": uri})))
+            .await?;
+        decode("skills/get", result)
+    }
+
+    /// Reads the file at `uri` of `skill` (`resources/read`) and returns
+    /// its bytes only when they are what the entry lists: its size, its
+    /// digest, and for the skill's `SKILL.md` its frontmatter. Anything
+    /// else fails ([`ErrorKind::InvalidResponse`](super::ErrorKind::InvalidResponse),
+    /// the [`SkillMismatch`](crate::types::skills::SkillMismatch) as its
+    /// source): content that does not verify is not to be used, and the
+    /// skill not loaded.
+    pub async fn read_skill_file(&self, skill: &SkillEntry, uri: &str) -> Result<Vec<u8>, Error> {
+        let read = self.read_resource(uri).await?;
+        let contents = read.contents.into_iter().find(|c| c.uri == uri);
+        let bytes = match contents {
+            Some(c) => match (c.text, c.blob) {
+                (Some(text), _) => text.into_bytes(),
+                (None, Some(blob)) => crate::transport::mcp_headers::base64_decode(&blob)
+                    .ok_or_else(|| {
+                        Error::invalid_response(format!("{uri}: a blob that is not base64"))
+                    })?,
+                (None, None) => Vec::new(),
+            },
+            None => {
+                return Err(Error::invalid_response(format!(
+                    "resources/read of {uri} gave no contents for it"
+                )));
+            }
+        };
+        skill.verify(uri, &bytes).map_err(|mismatch| {
+            Error::invalid_response(format!("skill file not used: {mismatch}"))
+                .with_source(mismatch)
+        })?;
+        Ok(bytes)
     }
 
     /// `logging/setLevel`: the lowest level of `notifications/message` wanted.
@@ -252,7 +394,7 @@ impl McpClient {
             }
         };
         match maps.get(tool) {
-            Some(map) => headers::header_params(map, arguments),
+            Some(map) => Ok(headers::header_params(map, arguments)),
             None => Ok(Vec::new()),
         }
     }

@@ -171,6 +171,19 @@ impl Inner {
         let _ = self.stateless_meta.set(meta);
     }
 
+    /// Whether the client speaks the stateless revision (every request
+    /// carries its `_meta`; results may ask for input).
+    pub(crate) fn is_stateless(&self) -> bool {
+        self.stateless_meta.get().is_some()
+    }
+
+    /// Whether the client can answer a server's questions (it has an
+    /// elicitation, sampling or roots handler).
+    pub(crate) fn answers_input(&self) -> bool {
+        let options = &self.options;
+        options.elicitation.is_some() || options.sampling.is_some() || options.roots.is_some()
+    }
+
     /// The stateless `_meta` for `version` (used by the discover probe).
     pub(crate) fn stateless_meta_for(&self, version: &str) -> Value {
         json!({

@@ -30,11 +30,18 @@ pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, Error> 
 }
 
 async fn discover(inner: &Arc<Inner>) -> Result<ServerState, Error> {
-    let params = json!({"_meta": inner.stateless_meta_for(STATELESS_PROTOCOL_VERSION)});
-    let options = RequestOptions::new().timeout(inner.options.discover_timeout);
-    let result = inner
-        .request("server/discover", Some(params), options)
-        .await?;
+    let ask = || {
+        let params = json!({"_meta": inner.stateless_meta_for(STATELESS_PROTOCOL_VERSION)});
+        let options = RequestOptions::new().timeout(inner.options.discover_timeout);
+        inner.request("server/discover", Some(params), options)
+    };
+    let result = match ask().await {
+        // Refused as an unsupported version (-32022) by a server that says
+        // it speaks ours: asked once more (a server may refuse the first
+        // request it sees until the version is confirmed).
+        Err(e) if offers_ours_after_refusing(&e) => ask().await?,
+        outcome => outcome?,
+    };
     let discovered: DiscoverResult = serde_json::from_value(result)
         .map_err(|e| Error::invalid_response("server/discover: unusable result").with_source(e))?;
     if !discovered
@@ -62,6 +69,19 @@ async fn discover(inner: &Arc<Inner>) -> Result<ServerState, Error> {
         capabilities: discovered.capabilities,
         instructions: discovered.instructions,
         stateless: true,
+    })
+}
+
+/// Whether `e` is an unsupported-version error (`-32022`) whose
+/// `data.supported` lists the stateless revision this client speaks.
+fn offers_ours_after_refusing(e: &Error) -> bool {
+    e.jsonrpc_error().is_some_and(|error| {
+        error.code == crate::types::UNSUPPORTED_PROTOCOL_VERSION
+            && error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("supported")?.as_array())
+                .is_some_and(|v| v.iter().any(|v| v == STATELESS_PROTOCOL_VERSION))
     })
 }
 

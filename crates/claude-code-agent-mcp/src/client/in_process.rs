@@ -119,6 +119,8 @@ impl InProcessTransport {
             name: name.into(),
             arguments: Some(arguments),
             meta,
+            input_responses: None,
+            request_state: None,
         };
         Ok(match server.start_call(call, served, cx) {
             Call::Done(answer) => Started::Answered(answer),

@@ -67,6 +67,7 @@ pub(crate) mod headers;
 #[cfg(feature = "http-client")]
 pub(crate) mod http;
 mod in_process;
+mod input;
 mod notify;
 mod options;
 mod stdio;
@@ -87,6 +88,7 @@ pub use error::{Error, ErrorKind};
 #[cfg(feature = "http-client")]
 pub use http::{DEFAULT_MAX_MESSAGE_BYTES, HttpOptions, HttpTransport};
 pub use in_process::InProcessTransport;
+pub use input::MAX_INPUT_ROUNDS;
 pub use notify::{NotificationStream, ServerNotification};
 pub use options::{
     CLIENT_MAX_HELD_BYTES, ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
@@ -177,6 +179,13 @@ impl McpClient {
     /// The server's capabilities.
     pub fn server_capabilities(&self) -> &Map<String, Value> {
         &self.server_state().capabilities
+    }
+
+    /// The MCP extensions the server declared (`capabilities.extensions`),
+    /// known or not, with their settings. One this client declared too
+    /// ([`ClientOptions::extension`]) is in use.
+    pub fn server_extensions(&self) -> crate::types::Extensions {
+        crate::types::Extensions::of(self.server_capabilities())
     }
 
     /// The negotiated protocol revision.

@@ -73,6 +73,7 @@ pub struct ClientOptions {
     pub(crate) roots: Option<RequestHandler>,
     pub(crate) on_notification: Option<NotificationHandler>,
     pub(crate) experimental: Option<Map<String, Value>>,
+    pub(crate) extensions: Map<String, Value>,
     pub(crate) max_held_bytes: usize,
 }
 
@@ -92,6 +93,7 @@ impl ClientOptions {
             roots: None,
             on_notification: None,
             experimental: None,
+            extensions: Map::new(),
             max_held_bytes: CLIENT_MAX_HELD_BYTES,
         }
     }
@@ -183,6 +185,31 @@ impl ClientOptions {
         self
     }
 
+    /// Declares an MCP extension (SEP-2133) in the client's capabilities
+    /// (`capabilities.extensions`, in `initialize` or every stateless
+    /// request's `_meta`): its identifier (`vendor-prefix/name`) and
+    /// settings (a JSON object; `json!({})` for none). What the server
+    /// declared is [`McpClient::server_extensions`](super::McpClient::server_extensions).
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::client::ClientOptions;
+    /// use claude_code_agent_mcp::types::apps;
+    ///
+    /// let options = ClientOptions::new("host", "1.0").extension(apps::APPS_EXTENSION, apps::client_settings());
+    /// assert_eq!(options.capabilities()["extensions"]["io.modelcontextprotocol/ui"]["mimeTypes"][0],
+    ///            "text/html;profile=mcp-app");
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `id` has no vendor prefix and name, or `settings` is not an object.
+    pub fn extension(mut self, id: &str, settings: Value) -> Self {
+        let settings = crate::types::checked_extension(id, settings);
+        self.extensions
+            .insert(id.to_owned(), Value::Object(settings));
+        self
+    }
+
     /// The capabilities this client declares: only those it has handlers for.
     pub fn capabilities(&self) -> Value {
         let mut caps = Map::new();
@@ -197,6 +224,9 @@ impl ClientOptions {
         }
         if let Some(experimental) = &self.experimental {
             caps.insert("experimental".into(), Value::Object(experimental.clone()));
+        }
+        if !self.extensions.is_empty() {
+            caps.insert("extensions".into(), Value::Object(self.extensions.clone()));
         }
         Value::Object(caps)
     }

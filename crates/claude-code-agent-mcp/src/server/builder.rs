@@ -8,6 +8,8 @@ use std::future::Future;
 use super::catalog::{Catalog, Names, Registry};
 use super::completion::{self, CompletionHandler, CompletionRequest};
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
+use super::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey};
+use super::round::Sealing;
 use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
@@ -41,6 +43,9 @@ pub struct ServerBuilder {
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
     completion: Option<std::sync::Arc<CompletionHandler>>,
+    request_state_key: Option<RequestStateKey>,
+    request_state_ttl: Duration,
+    extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -120,6 +125,9 @@ impl ServerBuilder {
             templates: Vec::new(),
             prompts: Vec::new(),
             completion: None,
+            request_state_key: None,
+            request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
+            extensions: serde_json::Map::new(),
         }
     }
 
@@ -185,6 +193,42 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an MCP extension (SEP-2133) in the server's capabilities
+    /// (`capabilities.extensions`, in `initialize` and `server/discover`):
+    /// its identifier (`vendor-prefix/name`, e.g.
+    /// [`APPS_EXTENSION`](crate::types::APPS_EXTENSION)) and its settings
+    /// (a JSON object; `json!({})` for none). Declaring it again replaces
+    /// the settings. What the client declared is in
+    /// [`ToolContext::client_capabilities`](super::ToolContext::client_capabilities)
+    /// ([`ClientCapabilities::extensions`](crate::types::ClientCapabilities::extensions)).
+    ///
+    /// # Panics
+    ///
+    /// When `id` has no vendor prefix and name, or `settings` is not an object.
+    pub fn extension(mut self, id: &str, settings: serde_json::Value) -> Self {
+        let settings = crate::types::checked_extension(id, settings);
+        self.extensions.insert(id.to_owned(), settings.into());
+        self
+    }
+
+    /// The key that seals the `requestState` of multi round-trip requests
+    /// (stateless revision, see [`ToolContext::ask`](super::ToolContext::ask)).
+    /// Give every replica of a server behind a load balancer the same key:
+    /// a client's retry may reach any of them. Without one the server makes
+    /// a random key when built, good for that process only.
+    pub fn request_state_key(mut self, key: RequestStateKey) -> Self {
+        self.request_state_key = Some(key);
+        self
+    }
+
+    /// How long a `requestState` the server issues stays valid (default
+    /// [`DEFAULT_REQUEST_STATE_TTL`], 10 minutes): the time a client has to
+    /// answer a round of input (a person, for an elicitation) and retry.
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.request_state_ttl = ttl;
+        self
+    }
+
     /// Builds the server. The tool timeout comes from
     /// [`tool_timeout`](Self::tool_timeout), else from the environment, read now.
     pub fn build(self) -> Server {
@@ -203,6 +247,13 @@ impl ServerBuilder {
         Server {
             inner: std::sync::Arc::new(ServerInner {
                 decoration: stateless::Decoration::new(&self.name, &self.version),
+                extensions: self.extensions,
+                sealing: Sealing {
+                    key: self
+                        .request_state_key
+                        .unwrap_or_else(RequestStateKey::random),
+                    ttl: self.request_state_ttl,
+                },
                 name: self.name,
                 version: self.version,
                 instructions: self.instructions,

@@ -15,12 +15,14 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
 use super::context::{CallContext, Cancel, RequestContext};
+use super::round::{RequestName, Round, Sealing};
 use super::session::Session;
 use super::stateless::{self, Decoration};
 use super::watchdog::Timing;
@@ -39,6 +41,10 @@ pub(crate) struct ToolCall<'a> {
     pub(crate) arguments: Option<Value>,
     /// The params' `_meta` (one that is no object is none).
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
+    /// A retry's `inputResponses` and `requestState`, as sent (stateless
+    /// revision: see `round.rs`).
+    pub(crate) input_responses: Option<Value>,
+    pub(crate) request_state: Option<Value>,
 }
 
 impl<'a> ToolCall<'a> {
@@ -67,6 +73,8 @@ impl<'a> ToolCall<'a> {
             name: Cow::Owned(name),
             arguments: params.remove("arguments"),
             meta,
+            input_responses: params.remove("inputResponses"),
+            request_state: params.remove("requestState"),
         })
     }
 }
@@ -106,6 +114,17 @@ struct ToolCallParamsWire {
     arguments: Option<Value>,
     #[serde(rename = "_meta", default)]
     meta: Option<Value>,
+    /// A multi round-trip retry's fields, present (even as `null`): such a
+    /// call goes the general way.
+    #[serde(rename = "inputResponses", default, deserialize_with = "present")]
+    input_responses: bool,
+    #[serde(rename = "requestState", default, deserialize_with = "present")]
+    request_state: bool,
+}
+
+/// Whether the field is there, whatever its value.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 impl ToolCallText {
@@ -117,6 +136,8 @@ impl ToolCallText {
         if wire.jsonrpc != jsonrpc::VERSION
             || wire.method != "tools/call"
             || !(wire.id.is_number() || wire.id.is_string())
+            || wire.params.input_responses
+            || wire.params.request_state
         {
             return None;
         }
@@ -161,6 +182,8 @@ impl ToolCallText {
             name: Cow::Owned(name),
             arguments,
             meta: meta.map(Arc::new),
+            input_responses: None,
+            request_state: None,
         };
         let answer = run(&server.inner, call, Served::Connection(ctx)).await;
         ToolCallReply { id, answer }
@@ -253,10 +276,15 @@ fn serve<'a>(
 ) -> Call<'a> {
     // At the stateless revision, results get the server's decoration.
     let decorated = Some(&server.decoration);
+    let (input_responses, request_state) = (call.input_responses, call.request_state);
     let (ctx, decoration) = match served {
         Served::Stateless(ctx) => (ctx, decorated),
         Served::Connection(ctx) => {
-            match call.meta.as_deref().filter(|m| stateless::is_stateless(m)) {
+            match call
+                .meta
+                .as_deref()
+                .filter(|m| crate::types::is_stateless_meta(m))
+            {
                 None => (ctx, None),
                 Some(meta) => match stateless::checked_context(Some(meta), ctx) {
                     Ok(ctx) => (ctx, decorated),
@@ -283,8 +311,24 @@ fn serve<'a>(
             ))));
         }
     };
+    // At the stateless revision the call may ask the client for input.
+    let round = match decoration {
+        None => None,
+        Some(_) => {
+            let named = RequestName {
+                method: "tools/call",
+                name: &call.name,
+                arguments: &arguments,
+            };
+            let given = (input_responses, request_state);
+            match ctx.begin_round(&server.sealing, &named, given) {
+                Ok(round) => Some(Arc::new(round)),
+                Err(error) => return Call::Done(Err(error)),
+            }
+        }
+    };
     start_handler(
-        server, tool, call.id, arguments, call.meta, ctx, decoration, cx,
+        server, tool, call.id, arguments, call.meta, ctx, decoration, round, cx,
     )
 }
 
@@ -315,6 +359,7 @@ fn start_handler<'a>(
     meta: Option<Arc<Map<String, Value>>>,
     mut ctx: RequestContext,
     decoration: Option<&'a Decoration>,
+    round: Option<Arc<Round>>,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
     // A result as its revision has it.
@@ -386,6 +431,7 @@ fn start_handler<'a>(
         clock: &clock,
         cancel: &mut cancel,
         access_token: parts.access_token,
+        round: round.clone(),
     };
     let handler = &tool.handler;
     let running = match contain::start(|| handler(arguments, ctx, structured), cx) {
@@ -400,7 +446,8 @@ fn start_handler<'a>(
                     Ended::from(failure)
                 }
             };
-            return Call::Done(Ok(dress(conclude(tool, ended, limit, cap))));
+            let answer = answer(tool, ended, limit, cap, round.as_deref(), &server.sealing);
+            return Call::Done(Ok(dress(answer)));
         }
         Started::Running(running) => running,
     };
@@ -433,7 +480,15 @@ fn start_handler<'a>(
         };
         // The handler future is gone now. Its token fires unless it finished.
         drop(cancel_on_drop);
-        dress(conclude(&registered.tool, ended, limit, cap))
+        let tool = &registered.tool;
+        dress(answer(
+            tool,
+            ended,
+            limit,
+            cap,
+            round.as_deref(),
+            &server.sealing,
+        ))
     };
     Call::Running(Box::pin(async move {
         AssertUnwindSafe(rest)
@@ -458,6 +513,41 @@ impl From<Failure> for Ended {
             Failure::TimedOut(expiry) => Self::TimedOut(expiry),
         }
     }
+}
+
+/// What a call that ended so answers: at the stateless revision, a
+/// handler that asked for input it does not have is answered with the
+/// question (`round.rs`), whatever it returned; otherwise its result,
+/// [`conclude`]d.
+fn answer(
+    tool: &super::Tool,
+    ended: Ended,
+    limit: Duration,
+    cap: usize,
+    round: Option<&Round>,
+    sealing: &Sealing,
+) -> CallToolResult {
+    if let (Ended::Done(_), Some(round)) = (&ended, round) {
+        match round.input_required(sealing) {
+            None => {}
+            Some(Ok(asked)) => {
+                let Value::Object(fields) = asked.into_value() else {
+                    unreachable!("a result is an object")
+                };
+                return CallToolResult {
+                    extra: fields.into(),
+                    ..CallToolResult::default()
+                };
+            }
+            Some(Err(why)) => {
+                let name = &tool.info.name;
+                let failed =
+                    CallToolResult::error(format!("Tool \"{name}\" could not finish: {why}"));
+                return conclude(tool, Ended::Done(failed), limit, cap);
+            }
+        }
+    }
+    conclude(tool, ended, limit, cap)
 }
 
 /// The result of a call that ended so, checked and capped.

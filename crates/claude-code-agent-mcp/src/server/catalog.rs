@@ -3,19 +3,19 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::time::Duration;
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value, json};
 
 use super::completion::{self, CompletionHandler};
 use super::contain;
-use super::context::RequestContext;
+use super::context::{Asking, RequestContext};
 use super::prompt::{Prompt, PromptRequest};
 use super::resource::{Resource, ResourceRequest, ResourceTemplate};
+use super::round::{RequestName, Round};
 use super::{Server, ServerInner};
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::{self, json_type_name};
+use crate::types::{self, InputRequiredResult, json_type_name};
 
 /// JSON-RPC error code MCP uses for an unknown resource.
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -170,7 +170,7 @@ pub(crate) async fn request(
                 page,
             )
         }
-        "resources/read" => read_resource(catalog, &params, ctx, server.tool_timeout).await,
+        "resources/read" => read_resource(server, &params, ctx).await,
         "resources/subscribe" | "resources/unsubscribe" => {
             let uri = uri_param(&params)?;
             if let Some(session) = ctx.session() {
@@ -192,7 +192,7 @@ pub(crate) async fn request(
                 page,
             )
         }
-        "prompts/get" => get_prompt(catalog, &params, ctx, server.tool_timeout).await,
+        "prompts/get" => get_prompt(server, &params, ctx).await,
         "completion/complete" => {
             let request = completion::parse(&params)?;
             let values = match &catalog.completion {
@@ -220,11 +220,11 @@ fn uri_param(params: &Map<String, Value>) -> Result<&str, ErrorObject> {
 }
 
 async fn read_resource(
-    catalog: &Catalog,
+    server: &ServerInner,
     params: &Map<String, Value>,
     ctx: RequestContext,
-    limit: Duration,
 ) -> Result<Value, ErrorObject> {
+    let (catalog, limit) = (&server.catalog, server.tool_timeout);
     let uri = uri_param(params)?;
     let found = catalog.resources.read().get(uri).map(|r| {
         (
@@ -245,15 +245,33 @@ async fn read_resource(
                 .with_data(json!({"uri": uri})),
         );
     };
+    let given = (params.get("inputResponses"), params.get("requestState"));
+    let round = round_of(
+        server,
+        "resources/read",
+        uri,
+        &Value::Null,
+        params,
+        &ctx,
+        given,
+    )?;
+    let parts = ctx.into_parts();
     let request = ResourceRequest {
         uri: uri.to_owned(),
         variables,
-        session: ctx.session().cloned(),
+        session: parts.session,
+        asking: Asking {
+            stream: parts.stream,
+            round: round.clone(),
+        },
     };
     let what = format!("resource {uri:?}");
-    let mut contents = contain::catalog(&what, limit, || handler(request))
-        .await?
-        .map_err(|e| ErrorObject::internal(format!("reading {uri} failed: {e}")))?;
+    let read = contain::catalog(&what, limit, || handler(request)).await?;
+    if let Some(asked) = asked(server, round.as_deref(), &what) {
+        return asked;
+    }
+    let mut contents =
+        read.map_err(|e| ErrorObject::internal(format!("reading {uri} failed: {e}")))?;
     if let Some(mime) = mime {
         for c in &mut contents {
             c.mime_type.get_or_insert_with(|| mime.clone());
@@ -263,11 +281,11 @@ async fn read_resource(
 }
 
 async fn get_prompt(
-    catalog: &Catalog,
+    server: &ServerInner,
     params: &Map<String, Value>,
     ctx: RequestContext,
-    limit: Duration,
 ) -> Result<Value, ErrorObject> {
+    let (catalog, limit) = (&server.catalog, server.tool_timeout);
     let name = params
         .get("name")
         .and_then(Value::as_str)
@@ -280,18 +298,71 @@ async fn get_prompt(
     let arguments = prompt
         .check_arguments(params.get("arguments"))
         .map_err(ErrorObject::invalid_params)?;
+    let given = (params.get("inputResponses"), params.get("requestState"));
+    let named = params.get("arguments").unwrap_or(&Value::Null);
+    let round = round_of(server, "prompts/get", name, named, params, &ctx, given)?;
+    let parts = ctx.into_parts();
     let request = PromptRequest {
         arguments,
-        session: ctx.session().cloned(),
+        session: parts.session,
+        asking: Asking {
+            stream: parts.stream,
+            round: round.clone(),
+        },
     };
     let what = format!("prompt {name:?}");
-    let mut result = contain::catalog(&what, limit, || (prompt.handler)(request))
-        .await?
-        .map_err(|e| ErrorObject::internal(format!("prompt \"{name}\" failed: {e}")))?;
+    let got = contain::catalog(&what, limit, || (prompt.handler)(request)).await?;
+    if let Some(asked) = asked(server, round.as_deref(), &what) {
+        return asked;
+    }
+    let mut result =
+        got.map_err(|e| ErrorObject::internal(format!("prompt \"{name}\" failed: {e}")))?;
     if result.description.is_none() {
         result.description = prompt.info.description.clone();
     }
     Ok(to_value(&result))
+}
+
+/// The [`Round`] of a `prompts/get` or `resources/read` of the stateless
+/// revision (its `_meta` names a protocol version), `None` for one of a
+/// session: what it carries of the client's input (`given`), checked.
+fn round_of(
+    server: &ServerInner,
+    method: &str,
+    name: &str,
+    arguments: &Value,
+    params: &Map<String, Value>,
+    ctx: &RequestContext,
+    given: (Option<&Value>, Option<&Value>),
+) -> Result<Option<Arc<Round>>, ErrorObject> {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    if !meta.is_some_and(crate::types::is_stateless_meta) {
+        return Ok(None);
+    }
+    let named = RequestName {
+        method,
+        name,
+        arguments,
+    };
+    let given = (given.0.cloned(), given.1.cloned());
+    let round = ctx.begin_round(&server.sealing, &named, given)?;
+    Ok(Some(Arc::new(round)))
+}
+
+/// The answer of a `prompts/get` or `resources/read` whose handler asked
+/// for input it did not have: the `input_required` result (see
+/// `round.rs`), whatever the handler returned.
+fn asked(
+    server: &ServerInner,
+    round: Option<&Round>,
+    what: &str,
+) -> Option<Result<Value, ErrorObject>> {
+    let asked = round?.input_required(&server.sealing)?;
+    Some(
+        asked
+            .map(InputRequiredResult::into_value)
+            .map_err(|why| ErrorObject::internal(format!("{what} could not finish: {why}"))),
+    )
 }
 
 /// One page of a list result under `key` (`tools`, `resources`, …): at

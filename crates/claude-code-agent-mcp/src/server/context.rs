@@ -11,10 +11,11 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 use super::auth::AccessToken;
 use super::contain::ProgressClock;
 use super::outbound::ClientRequestError;
+use super::round::{self, RequestName, Round, Sealing};
 use super::session::{Session, Sink};
 use super::watchdog::Watch;
 use crate::jsonrpc;
-use crate::types::{ClientCapabilities, LogLevel};
+use crate::types::{ClientCapabilities, InputRequest, LogLevel};
 
 /// The stream a transport answers one request on (an SSE response to a
 /// Streamable HTTP POST): messages tied to the request — its progress and
@@ -106,6 +107,31 @@ impl RequestContext {
         self.access_token.as_deref()
     }
 
+    /// The [`Round`] of a stateless request `named` so, served in this
+    /// context (its caller, its declared capabilities), with the
+    /// `inputResponses` and `requestState` of its params (see
+    /// [`Round::begin`]).
+    pub(crate) fn begin_round(
+        &self,
+        sealing: &Sealing,
+        named: &RequestName<'_>,
+        (input_responses, request_state): (Option<Value>, Option<Value>),
+    ) -> Result<Round, jsonrpc::ErrorObject> {
+        let caller = self.access_token().map(round::caller).unwrap_or_default();
+        let declared = self
+            .session()
+            .and_then(Session::client_capabilities)
+            .unwrap_or_default();
+        Round::begin(
+            sealing,
+            named,
+            &caller,
+            input_responses,
+            request_state,
+            declared,
+        )
+    }
+
     pub(crate) fn into_parts(self) -> ContextParts {
         ContextParts {
             session: self.session,
@@ -142,6 +168,8 @@ pub struct ToolContext {
     /// Set when the call's timeout follows its progress.
     pub(crate) clock: Option<Arc<ProgressClock>>,
     pub(crate) access_token: Option<Arc<AccessToken>>,
+    /// The input the call has and asks for, at the stateless revision.
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 /// What a tool call's [`ToolContext`] is made of, handed to the type-erased
@@ -159,6 +187,7 @@ pub(crate) struct CallContext<'a> {
     /// that the server cancels what the handler holds.
     pub(crate) cancel: &'a mut Option<Arc<Cancel>>,
     pub(crate) access_token: Option<Arc<AccessToken>>,
+    pub(crate) round: Option<Arc<Round>>,
 }
 
 impl CallContext<'_> {
@@ -173,6 +202,7 @@ impl CallContext<'_> {
             stream: self.stream,
             clock: self.clock.clone(),
             access_token: self.access_token,
+            round: self.round,
         }
     }
 }
@@ -290,33 +320,82 @@ impl ToolContext {
     /// stateless request's `_meta`); `None` when unknown (no session, or
     /// no handshake).
     pub fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        if let Some(round) = &self.round {
+            return Some(round.capabilities().clone());
+        }
         self.session.as_ref()?.client_capabilities()
     }
 
-    /// Whether [`request`](Self::request) can send `sampling/createMessage`
-    /// (without `tools`): the transport carries requests to the client and
-    /// the client declared `sampling`.
+    /// Whether [`ask`](Self::ask) can get a `sampling/createMessage`
+    /// (without `tools`) answered: the transport carries requests to the
+    /// client, or the call may end `input_required` (stateless revision),
+    /// and the client declared `sampling`.
     pub fn supports_sampling(&self) -> bool {
-        self.can_request(ClientCapabilities::sampling)
+        self.can_ask(ClientCapabilities::sampling)
     }
 
-    /// Whether [`request`](Self::request) can send a form-mode
-    /// `elicitation/create`: the transport carries requests to the client
-    /// and the client declared `elicitation` (form mode).
+    /// Whether [`ask`](Self::ask) can get a form-mode `elicitation/create`
+    /// answered (see [`supports_sampling`](Self::supports_sampling)): the
+    /// client declared `elicitation` (form mode).
     pub fn supports_elicitation(&self) -> bool {
-        self.can_request(ClientCapabilities::elicitation_form)
+        self.can_ask(ClientCapabilities::elicitation_form)
     }
 
-    /// Whether [`request`](Self::request) can send `roots/list`.
+    /// Whether [`ask`](Self::ask) can get `roots/list` answered.
     pub fn supports_roots(&self) -> bool {
-        self.can_request(ClientCapabilities::roots)
+        self.can_ask(ClientCapabilities::roots)
     }
 
-    fn can_request(&self, declared: fn(&ClientCapabilities) -> bool) -> bool {
+    fn can_ask(&self, declared: fn(&ClientCapabilities) -> bool) -> bool {
+        if let Some(round) = &self.round {
+            return declared(round.capabilities());
+        }
         self.session.as_ref().is_some_and(|session| {
             session.supports_client_requests()
                 && session.client_capabilities().is_some_and(|c| declared(&c))
         })
+    }
+
+    /// Asks the client for input mid-call — an elicitation (the user), a
+    /// sampling (the client's model) or its roots — and returns its answer
+    /// (the client's result: `{"action":"accept","content":{…}}` for an
+    /// elicitation), whatever the revision:
+    ///
+    /// * on a session (2025-11-25 and before, over stdio or a Streamable
+    ///   HTTP session) the request goes to the client as a request of its
+    ///   own ([`request`](Self::request)), and `key` is not used;
+    /// * at the stateless revision (2026-07-28) the answer comes in the
+    ///   request itself: when it carries one under `key` (the client's
+    ///   `inputResponses`, or an earlier round's answers), it is returned;
+    ///   otherwise this fails with [`ClientRequestError::InputRequired`],
+    ///   and the call, whatever the handler then returns, is answered with
+    ///   an `input_required` result asking for every input the handler
+    ///   asked and did not have. The client answers and retries, and the
+    ///   handler runs again from the top: its `ask`s return this time.
+    ///
+    /// So write the handler to run more than once: ask first, act after,
+    /// and give each input its own `key`, the same on every run. Asks that
+    /// do not depend on each other can be made at once (`futures::join!`)
+    /// and take one round. Only what the client declared is asked:
+    /// otherwise this fails at once with
+    /// [`ClientRequestError::CapabilityNotDeclared`].
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::types::InputRequest;
+    /// use claude_code_agent_mcp::{Tool, ToolContext};
+    /// use serde_json::json;
+    ///
+    /// let greet = Tool::new("greet", "Greets the user by name", |_: (), ctx: ToolContext| async move {
+    ///     let schema = json!({"type": "object", "properties": {"name": {"type": "string"}}});
+    ///     let answer = ctx.ask("name", InputRequest::elicitation("Your name?", schema)).await?;
+    ///     let name = answer["content"]["name"].as_str().unwrap_or("stranger").to_owned();
+    ///     Ok::<_, claude_code_agent_mcp::server::ClientRequestError>(format!("Hello, {name}!"))
+    /// });
+    /// # drop(greet);
+    /// ```
+    pub async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, ClientRequestError> {
+        let (session, stream) = (self.session.as_ref(), self.stream.as_ref());
+        ask_client(self.round.as_deref(), session, stream, key, request).await
     }
 
     /// Reports progress: sends `notifications/progress` with the request's
@@ -379,7 +458,10 @@ impl ToolContext {
     ///
     /// Works where the transport carries server→client requests (stdio and
     /// Streamable HTTP sessions); elsewhere (in process, the Claude Code
-    /// CLI bridge) it fails at once with [`ClientRequestError::NotSupported`].
+    /// CLI bridge, and requests of the stateless revision, which has no
+    /// requests to the client) it fails at once with
+    /// [`ClientRequestError::NotSupported`]. [`ask`](Self::ask) works on
+    /// every revision.
     /// Only what the client declared is sent: a request needing a
     /// capability it did not declare fails at once with
     /// [`ClientRequestError::CapabilityNotDeclared`] (ask first with
@@ -405,16 +487,8 @@ impl ToolContext {
         method: &str,
         params: impl Into<Value>,
     ) -> Result<Value, ClientRequestError> {
-        let Some(session) = &self.session else {
-            return Err(ClientRequestError::NotSupported);
-        };
-        let sink: Option<Sink> = self.stream.as_ref().map(|stream| {
-            let stream = Arc::clone(stream);
-            Arc::new(move |m: Value| stream.send(m)) as Sink
-        });
-        session
-            .request_via(method, Some(params.into()), sink.as_ref())
-            .await
+        let (session, stream) = (self.session.as_ref(), self.stream.as_ref());
+        request_client(session, stream, method, params.into()).await
     }
 
     /// Closes this call's response stream early, when the transport has one
@@ -447,6 +521,75 @@ impl fmt::Debug for ToolContext {
     }
 }
 
+/// What a prompt or resource handler asks the client for input with
+/// ([`PromptRequest::ask`](super::PromptRequest::ask),
+/// [`ResourceRequest::ask`](super::ResourceRequest::ask)), besides its
+/// session: the request's own stream, and its [`Round`] at the stateless
+/// revision.
+#[derive(Clone, Default)]
+pub(crate) struct Asking {
+    pub(crate) stream: Option<Arc<dyn ResponseStream>>,
+    pub(crate) round: Option<Arc<Round>>,
+}
+
+impl Asking {
+    /// [`ask_client`] on `session`.
+    pub(crate) async fn ask(
+        &self,
+        session: Option<&Session>,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<Value, ClientRequestError> {
+        let (round, stream) = (self.round.as_deref(), self.stream.as_ref());
+        ask_client(round, session, stream, key, request).await
+    }
+}
+
+impl fmt::Debug for Asking {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Asking")
+            .field("stream", &self.stream.is_some())
+            .field("round", &self.round)
+            .finish()
+    }
+}
+
+/// A request to the client on `session`, on the request's own `stream`
+/// when it has one (see [`ToolContext::request`]).
+async fn request_client(
+    session: Option<&Session>,
+    stream: Option<&Arc<dyn ResponseStream>>,
+    method: &str,
+    params: Value,
+) -> Result<Value, ClientRequestError> {
+    let Some(session) = session else {
+        return Err(ClientRequestError::NotSupported);
+    };
+    let sink: Option<Sink> = stream.map(|stream| {
+        let stream = Arc::clone(stream);
+        Arc::new(move |m: Value| stream.send(m)) as Sink
+    });
+    session
+        .request_via(method, Some(params), sink.as_ref())
+        .await
+}
+
+/// Input from the client under `key`: from the request's [`Round`] at the
+/// stateless revision, else as a request on the session (see
+/// [`ToolContext::ask`]).
+pub(crate) async fn ask_client(
+    round: Option<&Round>,
+    session: Option<&Session>,
+    stream: Option<&Arc<dyn ResponseStream>>,
+    key: &str,
+    request: InputRequest,
+) -> Result<Value, ClientRequestError> {
+    match round {
+        Some(round) => round.ask(key, request),
+        None => request_client(session, stream, &request.method, request.params).await,
+    }
+}
+
 /// A whole number as a JSON integer (`1`, not `1.0`), anything else as a float.
 fn number(x: f64) -> Value {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
@@ -466,6 +609,14 @@ mod tests {
         assert_eq!(number(1.0).to_string(), "1");
         assert_eq!(number(0.5).to_string(), "0.5");
         assert_eq!(number(f64::NAN), Value::Null);
+    }
+
+    #[tokio::test]
+    async fn a_detached_context_cannot_ask() {
+        let ctx = ToolContext::default();
+        assert!(!ctx.supports_elicitation());
+        let asked = ctx.ask("k", InputRequest::list_roots()).await;
+        assert_eq!(asked, Err(ClientRequestError::NotSupported));
     }
 
     #[test]

@@ -88,8 +88,10 @@ mod json_schema;
 pub mod limits;
 mod outbound;
 mod prompt;
+mod request_state;
 mod resource;
 mod result;
+mod round;
 mod schema;
 mod session;
 pub mod stateless;
@@ -122,6 +124,10 @@ pub use handler::ToolHandler;
 pub use outbound::{ClientRequestError, DEFAULT_CLIENT_REQUEST_TIMEOUT};
 pub use prompt::{
     IntoPromptResult, Prompt, PromptRequest, assistant as prompt_assistant, user as prompt_user,
+};
+pub use request_state::{
+    DEFAULT_REQUEST_STATE_TTL, KeyTooShort, MAX_INPUT_ROUNDS, MAX_REQUEST_STATE_BYTES,
+    MIN_REQUEST_STATE_KEY_BYTES, RequestStateKey,
 };
 pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
@@ -213,6 +219,10 @@ pub(crate) struct ServerInner {
     catalog: catalog::Catalog,
     /// What a stateless `tools/call` result gets (`stateless::decorate_call`).
     decoration: stateless::Decoration,
+    /// How the `requestState` of multi round-trip requests is sealed.
+    sealing: round::Sealing,
+    /// The extensions declared (`capabilities.extensions`).
+    extensions: serde_json::Map<String, Value>,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.

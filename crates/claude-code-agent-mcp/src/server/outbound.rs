@@ -42,6 +42,18 @@ pub enum ClientRequestError {
         /// The capability, as a path: `sampling`, `elicitation.url`, …
         capability: String,
     },
+    /// At the stateless revision (2026-07-28), the request does not carry
+    /// the answer to this key yet: it is asked of the client in the
+    /// `input_required` result the request ends with, and the handler runs
+    /// again with the answer when the client retries (see
+    /// [`ToolContext::ask`](super::ToolContext::ask)). Return it (`?`):
+    /// whatever the handler returns, the request is answered with the
+    /// question.
+    #[error("the client is asked for input {key:?}; the request runs again with its answer")]
+    InputRequired {
+        /// The key the input was asked under.
+        key: String,
+    },
 }
 
 /// What the client answered: its `result`, or its error.

@@ -9,8 +9,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::Value;
 
+use super::context::Asking;
+use super::outbound::ClientRequestError;
 use super::session::Session;
-use crate::types::{self, Content, GetPromptResult, PromptArgument, PromptMessage};
+use crate::types::{self, Content, GetPromptResult, InputRequest, PromptArgument, PromptMessage};
 
 /// What a prompt handler gets: the arguments (all strings, as MCP sends
 /// them) and the session.
@@ -21,9 +23,19 @@ pub struct PromptRequest {
     pub arguments: HashMap<String, String>,
     /// The session the request arrived on, if any.
     pub session: Option<Session>,
+    pub(crate) asking: Asking,
 }
 
 impl PromptRequest {
+    /// Asks the client for input while the prompt is filled in, as a tool
+    /// does with [`ToolContext::ask`](super::ToolContext::ask): on a session
+    /// as a request to the client, at the stateless revision through an
+    /// `input_required` result and the client's retry (the handler runs
+    /// again with the answer).
+    pub async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, ClientRequestError> {
+        self.asking.ask(self.session.as_ref(), key, request).await
+    }
+
     /// The value of argument `name`.
     pub fn arg(&self, name: &str) -> Option<&str> {
         self.arguments.get(name).map(String::as_str)

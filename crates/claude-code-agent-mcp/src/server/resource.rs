@@ -10,8 +10,10 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
+use super::context::Asking;
+use super::outbound::ClientRequestError;
 use super::session::Session;
-use crate::types::{self, ResourceContents};
+use crate::types::{self, InputRequest, ResourceContents};
 
 /// What a resource handler gets: the URI being read and, for a template,
 /// the values of its variables.
@@ -25,9 +27,16 @@ pub struct ResourceRequest {
     pub variables: HashMap<String, String>,
     /// The session the read arrived on, if any.
     pub session: Option<Session>,
+    pub(crate) asking: Asking,
 }
 
 impl ResourceRequest {
+    /// Asks the client for input while the resource is read, as a tool
+    /// does with [`ToolContext::ask`](super::ToolContext::ask).
+    pub async fn ask(&self, key: &str, request: InputRequest) -> Result<Value, ClientRequestError> {
+        self.asking.ask(self.session.as_ref(), key, request).await
+    }
+
     /// The value of template variable `name`.
     pub fn var(&self, name: &str) -> Option<&str> {
         self.variables.get(name).map(String::as_str)
@@ -70,7 +79,7 @@ impl IntoContents for &'static str {
 impl IntoContents for Vec<u8> {
     fn into_contents(self, uri: &str, mime: Option<&str>) -> Result<Vec<ResourceContents>, String> {
         Ok(vec![with_mime(
-            ResourceContents::blob(uri, base64(&self)),
+            ResourceContents::blob(uri, crate::transport::mcp_headers::base64(&self)),
             mime,
         )])
     }
@@ -143,6 +152,39 @@ impl Resource {
             info,
             handler: erase(handler),
         }
+    }
+
+    /// An MCP Apps view (see [`types::apps`](crate::types::apps)): the
+    /// HTML document at `uri` (a `ui://` URI), of type
+    /// [`UI_MIME_TYPE`](crate::types::apps::UI_MIME_TYPE), which tools
+    /// linked with [`Tool::ui`](crate::Tool::ui) are shown in. Its
+    /// contents may carry `_meta.ui` (the view's CSP domains, permissions,
+    /// border) in the [`ResourceContents`] the handler returns.
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::server::{Resource, ResourceRequest};
+    ///
+    /// let view = Resource::ui("ui://weather/view.html", "weather", |_: ResourceRequest| async {
+    ///     "<!DOCTYPE html><html><body>…</body></html>"
+    /// });
+    /// assert_eq!(view.info().mime_type.as_deref(), Some("text/html;profile=mcp-app"));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `uri` does not start with `ui://`.
+    pub fn ui<F, Fut, R>(uri: impl Into<String>, name: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(ResourceRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoContents + 'static,
+    {
+        let uri = uri.into();
+        assert!(
+            uri.starts_with(crate::types::apps::UI_SCHEME),
+            "an MCP Apps view's URI starts with ui://, not {uri:?}"
+        );
+        Self::new(uri, name, handler).mime_type(crate::types::apps::UI_MIME_TYPE)
     }
 
     /// Sets the human-readable title.
@@ -361,28 +403,6 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
-/// Standard base64 with padding.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,19 +432,5 @@ mod tests {
         let vars = t("x://{a}-{b}").matches("x://1-2-3").unwrap();
         assert_eq!((vars["a"].as_str(), vars["b"].as_str()), ("1-2", "3"));
         assert!(t("x://fixed").matches("x://fixed").unwrap().is_empty());
-    }
-
-    #[test]
-    fn base64_matches_rfc4648_vectors() {
-        let cases = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-        ];
-        for (plain, encoded) in cases {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
     }
 }

@@ -11,8 +11,9 @@
 //! session), `notifications/message` only when the request set
 //! `io.modelcontextprotocol/logLevel`; the client capabilities its `_meta`
 //! declares are the session's ([`ToolContext::client_capabilities`](super::ToolContext::client_capabilities)).
-//! Requests to the client are not sent (the revision replaces them with
-//! `input_required` results).
+//! Requests to the client are not sent: the revision replaces them with
+//! `input_required` results, which `round.rs` makes of a handler's
+//! [`ToolContext::ask`](super::ToolContext::ask).
 //! Requests without that `_meta` are served as before.
 
 use std::sync::Arc;
@@ -32,14 +33,9 @@ use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 /// The stateless revisions the server speaks (requests with `_meta`).
 pub const STATELESS_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
 
-/// JSON-RPC error: HTTP headers disagree with the body, or a required one is
-/// missing or malformed (HTTP 400).
-pub const HEADER_MISMATCH: i64 = -32020;
-/// JSON-RPC error: serving the request needs a client capability the
-/// request's `clientCapabilities` does not declare (HTTP 400).
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
-/// JSON-RPC error: the request's protocol version is not spoken here (HTTP 400).
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub use crate::types::{
+    HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION,
+};
 
 /// Methods the stateless revision removed: answered `-32601` when stateless.
 pub const REMOVED_METHODS: &[&str] = &[
@@ -99,14 +95,8 @@ pub(crate) fn request_meta<'a>(
         .and_then(Value::as_object);
     let stateless = method == "server/discover"
         || method == "subscriptions/listen"
-        || meta.is_some_and(is_stateless);
+        || meta.is_some_and(crate::types::is_stateless_meta);
     stateless.then_some(meta)
-}
-
-/// Whether a request with this `_meta` is of the stateless revision (it
-/// names its protocol version).
-pub(crate) fn is_stateless(meta: &Map<String, Value>) -> bool {
-    meta.contains_key(PROTOCOL_VERSION_META)
 }
 
 /// Checks a stateless request's `_meta`: `-32602` when it lacks what the
@@ -177,6 +167,10 @@ pub(crate) fn capabilities(server: &ServerInner) -> Map<String, Value> {
     capabilities.insert("tools".into(), json!({"listChanged": true}));
     capabilities.insert("logging".into(), json!({}));
     server.catalog.capabilities(&mut capabilities);
+    if !server.extensions.is_empty() {
+        let extensions = Value::Object(server.extensions.clone());
+        capabilities.insert("extensions".into(), extensions);
+    }
     capabilities
 }
 
@@ -227,8 +221,7 @@ impl Decoration {
         let Value::Object(mut result) = result else {
             return result;
         };
-        let input_required =
-            result.get("resultType").and_then(Value::as_str) == Some("input_required");
+        let input_required = crate::types::is_input_required(&result);
         if input_required && method == "tools/call" {
             // A tool that needs input: its (empty) content is no part of it.
             if result
@@ -245,7 +238,7 @@ impl Decoration {
         result
             .entry("resultType")
             .or_insert_with(|| "complete".into());
-        if CACHEABLE.contains(&method) {
+        if CACHEABLE.contains(&method) && !input_required {
             result.entry("ttlMs").or_insert_with(|| 0.into());
             result
                 .entry("cacheScope")

@@ -182,6 +182,26 @@ impl Tool {
         self
     }
 
+    /// Links the tool to an MCP Apps view (`_meta.ui`, see
+    /// [`types::apps`](crate::types::apps)): a host that renders apps shows
+    /// the tool's results in the `ui://` resource named there (serve it
+    /// with [`Resource::ui`](super::Resource::ui)). The tool's results
+    /// still carry text for hosts that do not.
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::Tool;
+    /// use claude_code_agent_mcp::types::apps::UiToolMeta;
+    ///
+    /// let tool = Tool::new("weather", "The weather", |_: ()| async { "sunny" })
+    ///     .ui(UiToolMeta::new("ui://weather/view.html"));
+    /// let link = tool.info().ui().unwrap();
+    /// assert_eq!(link.resource_uri.as_deref(), Some("ui://weather/view.html"));
+    /// ```
+    pub fn ui(self, link: crate::types::apps::UiToolMeta) -> Self {
+        let link = serde_json::to_value(link).unwrap_or_default();
+        self.meta("ui", link)
+    }
+
     /// Tells the Claude Code CLI it may pass results of up to `chars`
     /// characters to the model inline (`_meta["anthropic/maxResultSizeChars"]`).
     ///

@@ -10,10 +10,10 @@
 //!   is mirrored into the header `Mcp-Param-Name` ([`header_params`],
 //!   checked by [`check_param_headers`]). Values are rendered as text
 //!   (`true`/`false`, numbers, strings; other values send no header).
-//! * A value with CR, LF or another control character is refused before
-//!   anything is sent ([`encode_header_value`]); other values that would
-//!   not survive a header (non-ASCII, edge whitespace, the wrapper itself)
-//!   travel base64-wrapped as `=?base64?…?=` ([`decode_header_value`]).
+//! * A value that would not survive a header as it is (control characters
+//!   such as CR and LF, non-ASCII, edge whitespace, the wrapper itself)
+//!   travels base64-wrapped as `=?base64?…?=` ([`encode_header_value`],
+//!   [`decode_header_value`]): no argument can inject a header.
 //!
 //! ```
 //! use claude_code_agent_mcp::__private::transport::mcp_headers::{annotations, header_params};
@@ -22,11 +22,9 @@
 //! let schema = json!({"type": "object", "properties": {
 //!     "region": {"type": "string", "x-mcp-header": "Region"}}});
 //! let found = annotations(&schema);
-//! let params = header_params(&found, &json!({"region": "eu-west"})).unwrap();
+//! let params = header_params(&found, &json!({"region": "eu-west"}));
 //! assert_eq!(params, [("Region".to_owned(), "eu-west".to_owned())]);
 //! ```
-
-use std::fmt;
 
 use serde_json::Value;
 
@@ -39,27 +37,6 @@ pub const PARAM_HEADER_PREFIX: &str = "Mcp-Param-";
 /// The `x-mcp-header` annotations of one tool's input schema: (property
 /// path, header name without [`PARAM_HEADER_PREFIX`]), sorted.
 pub type ParamHeaders = Vec<(Vec<String>, String)>;
-
-/// A header value that cannot be sent: it holds a control character.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidHeaderValue {
-    /// The header, without [`PARAM_HEADER_PREFIX`].
-    pub name: String,
-    /// The offending character.
-    pub character: char,
-}
-
-impl fmt::Display for InvalidHeaderValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "header {PARAM_HEADER_PREFIX}{}: the value contains the control character {:?} and cannot be sent",
-            self.name, self.character
-        )
-    }
-}
-
-impl std::error::Error for InvalidHeaderValue {}
 
 /// The field of `params` that `Mcp-Name` mirrors for `method`, if any.
 pub fn name_field(method: &str) -> Option<&'static str> {
@@ -98,6 +75,56 @@ pub fn annotations(schema: &Value) -> ParamHeaders {
     out
 }
 
+/// Why a tool's `x-mcp-header` annotations make it invalid (a client
+/// drops such a tool from its listing), or `None` when they are fine: an
+/// annotation must be a non-empty HTTP token, unique regardless of case,
+/// on a property of type `string`, `integer` or `boolean` that is reached
+/// from the root through `properties` alone.
+pub fn invalid_annotation(schema: &Value) -> Option<String> {
+    fn count(node: &Value) -> usize {
+        match node {
+            Value::Object(map) => {
+                usize::from(map.contains_key(X_MCP_HEADER)) + map.values().map(count).sum::<usize>()
+            }
+            Value::Array(items) => items.iter().map(count).sum(),
+            _ => 0,
+        }
+    }
+    let mut reached = 0;
+    let mut seen: Vec<String> = Vec::new();
+    let mut stack: Vec<(Vec<&str>, &Value)> = vec![(Vec::new(), schema)];
+    while let Some((path, node)) = stack.pop() {
+        if let Some(annotation) = node.get(X_MCP_HEADER) {
+            reached += 1;
+            let at = path.join(".");
+            let Some(name) = annotation.as_str().filter(|n| is_token(n)) else {
+                return Some(format!(
+                    "the x-mcp-header of {at:?} is no HTTP header name: {annotation}"
+                ));
+            };
+            let kind = node.get("type").and_then(Value::as_str);
+            if path.is_empty() || !matches!(kind, Some("string" | "integer" | "boolean")) {
+                return Some(format!(
+                    "x-mcp-header {name:?} is on {at:?}, which is not a string, integer or boolean property"
+                ));
+            }
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+                return Some(format!("x-mcp-header {name:?} is given twice"));
+            }
+            seen.push(name.to_owned());
+        }
+        if let Some(Value::Object(props)) = node.get("properties") {
+            for (key, sub) in props {
+                let mut p = path.clone();
+                p.push(key);
+                stack.push((p, sub));
+            }
+        }
+    }
+    (count(schema) != reached)
+        .then(|| "an x-mcp-header is on a property not reached through properties alone".to_owned())
+}
+
 /// The annotated argument at `path`, as a header would carry it: `None`
 /// when it is absent or not a scalar.
 pub fn argument_text(arguments: &Value, path: &[String]) -> Option<String> {
@@ -111,20 +138,15 @@ pub fn argument_text(arguments: &Value, path: &[String]) -> Option<String> {
 }
 
 /// The header parameters a call with `arguments` mirrors, as raw text
-/// (encoded later with [`encode_header_value`], checked now so that
-/// nothing is sent when one cannot be).
-pub fn header_params(
-    annotations: &ParamHeaders,
-    arguments: &Value,
-) -> Result<Vec<(String, String)>, InvalidHeaderValue> {
+/// (encoded when sent, with [`encode_header_value`]).
+pub fn header_params(annotations: &ParamHeaders, arguments: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (path, name) in annotations {
         if let Some(text) = argument_text(arguments, path) {
-            encode_header_value(name, &text)?;
             out.push((name.clone(), text));
         }
     }
-    Ok(out)
+    out
 }
 
 /// Checks the `Mcp-Param-*` headers of a `tools/call` against its
@@ -166,22 +188,18 @@ pub fn check_param_headers<'a>(
     Ok(())
 }
 
-/// Renders a header value; refuses control characters.
-pub fn encode_header_value(name: &str, value: &str) -> Result<String, InvalidHeaderValue> {
-    if let Some(character) = value.chars().find(|c| c.is_control()) {
-        return Err(InvalidHeaderValue {
-            name: name.to_owned(),
-            character,
-        });
-    }
+/// Renders a header value: as it is when it is visible ASCII with inner
+/// spaces only, else base64-wrapped (control characters, non-ASCII, edge
+/// whitespace, a value that looks wrapped already).
+pub fn encode_header_value(value: &str) -> String {
     let plain = value.bytes().all(|b| (0x20..0x7f).contains(&b))
         && value.trim() == value
         && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    Ok(if plain {
+    if plain {
         value.to_owned()
     } else {
         format!("=?base64?{}?=", base64(value.as_bytes()))
-    })
+    }
 }
 
 /// Decodes a header value: `=?base64?…?=` is strict base64 of UTF-8 text,
@@ -208,7 +226,7 @@ pub fn is_token(name: &str) -> bool {
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
@@ -226,7 +244,7 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let sextet = |c: u8| BASE64.iter().position(|&b| b == c).map(|v| v as u32);
     let bytes = text.as_bytes();
     if !bytes.len().is_multiple_of(4) {
@@ -268,7 +286,7 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
         assert_eq!(names, ["Flag", "N", "Id", "Region"]);
         let arguments = json!({"region":"eu-west","n":7,"flag":true,"nested":{"id":"é"}});
-        let params = header_params(&found, &arguments).unwrap();
+        let params = header_params(&found, &arguments);
         assert_eq!(
             params,
             [
@@ -278,15 +296,15 @@ mod tests {
                 ("Region".to_owned(), "eu-west".to_owned()),
             ]
         );
-        assert_eq!(encode_header_value("Id", "é").unwrap(), "=?base64?w6k=?=");
+        assert_eq!(encode_header_value("é"), "=?base64?w6k=?=");
         // Absent values send no header.
-        assert!(header_params(&found, &json!({})).unwrap().is_empty());
+        assert!(header_params(&found, &json!({})).is_empty());
 
         // What the client sends, the server accepts; anything else it refuses.
         let sent: Vec<(String, String)> = params
             .iter()
             .map(|(n, v)| {
-                let value = encode_header_value(n, v).unwrap();
+                let value = encode_header_value(v);
                 (format!("mcp-param-{}", n.to_ascii_lowercase()), value)
             })
             .collect();
@@ -299,15 +317,42 @@ mod tests {
     }
 
     #[test]
-    fn refuses_control_characters() {
+    fn invalid_annotations_are_found() {
+        let tool = |property: Value| json!({"type":"object","properties":{"p": property}});
+        let ok = tool(json!({"type":"string","x-mcp-header":"Region"}));
+        assert_eq!(invalid_annotation(&ok), None);
+        let nested = json!({"type":"object","properties":{"o":{"type":"object",
+            "properties":{"id":{"type":"integer","x-mcp-header":"Id"}}}}});
+        assert_eq!(invalid_annotation(&nested), None);
+        for bad in [
+            tool(json!({"type":"string","x-mcp-header":""})),
+            tool(json!({"type":"string","x-mcp-header":"My Region"})),
+            tool(json!({"type":"string","x-mcp-header":"Région"})),
+            tool(json!({"type":"string","x-mcp-header":"a:b"})),
+            tool(json!({"type":"number","x-mcp-header":"Score"})),
+            tool(json!({"type":"object","x-mcp-header":"Data"})),
+            tool(json!({"type":"array","items":{"type":"string"},"x-mcp-header":"Items"})),
+            tool(json!({"type":"array","items":{"type":"string","x-mcp-header":"Item"}})),
+            tool(json!({"anyOf":[{"type":"string","x-mcp-header":"Any"}]})),
+            json!({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"MyField"},
+                "b":{"type":"string","x-mcp-header":"myfield"}}}),
+        ] {
+            assert!(invalid_annotation(&bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn control_characters_travel_wrapped() {
         for bad in ["a\r\nX-Evil: 1", "a\nb", "tab\there", "nul\0", "del\u{7f}"] {
-            let e = encode_header_value("Region", bad).unwrap_err();
-            assert!(e.to_string().starts_with("header Mcp-Param-Region:"), "{e}");
+            let encoded = encode_header_value(bad);
+            assert!(encoded.starts_with("=?base64?"), "{encoded:?}");
+            assert_eq!(decode_header_value(&encoded).as_deref(), Some(bad));
         }
         assert_eq!(
-            encode_header_value("X", " padded").unwrap(),
-            "=?base64?IHBhZGRlZA==?="
+            encode_header_value("line1\nline2"),
+            "=?base64?bGluZTEKbGluZTI=?="
         );
+        assert_eq!(encode_header_value(" padded"), "=?base64?IHBhZGRlZA==?=");
     }
 
     #[test]

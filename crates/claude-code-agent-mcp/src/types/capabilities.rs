@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::Extensions;
+
 /// The capabilities a client declared: the `capabilities` of its
 /// `initialize`, or the `io.modelcontextprotocol/clientCapabilities` of a
 /// stateless (2026-07-28) request's `_meta`. Kept as sent (unknown and
@@ -75,6 +77,11 @@ impl ClientCapabilities {
     /// `roots`: the client answers `roots/list`.
     pub fn roots(&self) -> bool {
         self.has("roots")
+    }
+
+    /// The extensions the client declared (`extensions`), known or not.
+    pub fn extensions(&self) -> Extensions {
+        Extensions::of(&self.0)
     }
 
     /// The capability a request to the client needs that these do not

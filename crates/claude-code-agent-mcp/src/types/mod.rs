@@ -7,15 +7,22 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub mod apps;
 mod capabilities;
 mod content;
+mod extensions;
+mod input;
 mod notifications;
 mod prompts;
 mod resources;
 mod shared_map;
+pub mod skills;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
+pub(crate) use extensions::checked as checked_extension;
+pub use extensions::{APPS_EXTENSION, Extensions, SKILLS_EXTENSION};
+pub use input::{COMPLETE, INPUT_REQUIRED, InputRequest, InputRequiredResult, is_input_required};
 pub use notifications::{LogLevel, LoggingMessage, ProgressNotification, SubscriptionFilter};
 pub use prompts::{GetPromptResult, ListPromptsResult, Prompt, PromptArgument, PromptMessage};
 pub use resources::{
@@ -48,6 +55,22 @@ pub const LOG_LEVEL_META: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 /// `_meta` key tying a notification to its `subscriptions/listen` stream.
 pub const SUBSCRIPTION_ID_META: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Whether a request whose params carry this `_meta` is of the stateless
+/// revision: it names its protocol version.
+pub(crate) fn is_stateless_meta(meta: &Map<String, Value>) -> bool {
+    meta.contains_key(PROTOCOL_VERSION_META)
+}
+
+/// JSON-RPC error (stateless revision): HTTP headers disagree with the
+/// body, or a required one is missing or malformed (HTTP 400).
+pub const HEADER_MISMATCH: i64 = -32020;
+/// JSON-RPC error (stateless revision): serving the request needs a client
+/// capability the request's `clientCapabilities` does not declare (HTTP 400).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+/// JSON-RPC error (stateless revision): the request's protocol version is
+/// not spoken here (HTTP 400); `data.supported` lists those that are.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A name and version: `serverInfo` or `clientInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,6 +178,14 @@ pub struct ToolInfo {
     /// Other fields (`icons`, `execution`, …).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl ToolInfo {
+    /// The MCP Apps view the tool's results are shown in, and who may call
+    /// it (`_meta.ui`; see [`apps`]), if the tool says.
+    pub fn ui(&self) -> Option<apps::UiToolMeta> {
+        apps::UiToolMeta::from_tool_meta(self.meta.as_ref()?)
+    }
 }
 
 /// The result of `tools/call`.
@@ -301,17 +332,22 @@ impl CallToolResult {
     }
 
     /// The result as JSON with MCP's field names, consuming it (no copy of
-    /// its text). `isError` is always present.
+    /// its text). `isError` is always present, but in an `input_required`
+    /// result (the stateless revision's question to the client,
+    /// [`InputRequiredResult`]), which has no content.
     pub fn into_value(self) -> Value {
+        let asks = self.is_input_required() && self.content.is_empty() && !self.is_error;
         let mut map = Map::with_capacity(4);
-        map.insert(
-            "content".into(),
-            Value::Array(self.content.into_iter().map(Content::into_value).collect()),
-        );
+        if !asks {
+            let content = self.content.into_iter().map(Content::into_value);
+            map.insert("content".into(), Value::Array(content.collect()));
+        }
         if let Some(structured) = self.structured_content {
             map.insert("structuredContent".into(), structured);
         }
-        map.insert("isError".into(), Value::Bool(self.is_error));
+        if !asks {
+            map.insert("isError".into(), Value::Bool(self.is_error));
+        }
         if let Some(meta) = self.meta {
             map.insert("_meta".into(), Value::Object(meta.into_map()));
         }
@@ -319,6 +355,14 @@ impl CallToolResult {
             map.entry(k).or_insert(v);
         }
         Value::Object(map)
+    }
+
+    /// Whether this is no result yet but a question (`resultType:
+    /// "input_required"`, stateless revision): read it with
+    /// [`InputRequiredResult::from_value`]. The client answers such
+    /// results itself.
+    pub fn is_input_required(&self) -> bool {
+        self.extra.get("resultType").and_then(Value::as_str) == Some(INPUT_REQUIRED)
     }
 
     /// The concatenated text of the text blocks.

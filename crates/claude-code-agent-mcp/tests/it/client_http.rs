@@ -190,14 +190,16 @@ async fn streamable_http_end_to_end() {
     // A stream cut before its response is resumed with GET + Last-Event-ID.
     let resumed = client.call_tool("cut", json!({})).await.unwrap();
     assert_eq!(resumed.text_content(), "resumed");
-    // A value that would split the header is refused; nothing is sent.
-    let before = mock.seen.lock().unwrap().len();
-    let e = client
+    // A value that would split the header travels base64-wrapped: no
+    // header is injected.
+    let wrapped = client
         .call_tool("region", json!({"region":"a\r\nX-Evil: 1"}))
         .await
-        .unwrap_err();
-    assert!(e.is_refused(), "{e:?}");
-    assert_eq!(mock.seen.lock().unwrap().len(), before);
+        .unwrap();
+    assert_eq!(wrapped.text_content(), "plain");
+    let last = mock.seen.lock().unwrap().last().unwrap().headers.clone();
+    assert_eq!(last["mcp-param-region"], "=?base64?YQ0KWC1FdmlsOiAx?=");
+    assert!(!last.contains_key("x-evil"));
     client.close().await.unwrap();
 
     let seen = mock.seen.lock().unwrap().clone();

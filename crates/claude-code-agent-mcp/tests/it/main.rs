@@ -7,6 +7,7 @@
 //! Run one module's tests with a name filter: `cargo test -p
 //! claude-code-agent-mcp --test it -- client_http::`.
 
+mod asking;
 mod batches;
 mod bounded_queues;
 #[cfg(unix)]
@@ -31,6 +32,7 @@ mod client_stdio_faults;
 mod concurrency;
 mod discover;
 mod envelope;
+mod extensions;
 #[cfg(target_os = "linux")]
 mod flood;
 mod handler_failures;

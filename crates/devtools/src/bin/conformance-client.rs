@@ -16,6 +16,7 @@ use claude_code_agent_mcp::client::auth::{
 use claude_code_agent_mcp::client::{
     ClientOptions, Error, HandshakeMode, HttpOptions, HttpTransport, McpClient,
 };
+use claude_code_agent_mcp::types::SKILLS_EXTENSION;
 use serde_json::{Map, Value, json};
 
 /// The client ID metadata document URL the `auth/basic-cimd` scenario expects.
@@ -92,6 +93,33 @@ fn oauth_for(scenario: &str, context: &Value) -> Result<Option<OAuth>, Error> {
     }))
 }
 
+/// Loads every listed skill as a host does: its `SKILL.md` first, then its
+/// other files, each used only if it matches the entry; a skill whose file
+/// does not is not loaded (nothing more of it is read).
+async fn load_skills(client: &McpClient) -> Result<(), Error> {
+    for skill in client.list_skills().await? {
+        let files: Vec<String> = skill
+            .resources
+            .iter()
+            .flatten()
+            .map(|f| f.uri.clone())
+            .filter(|uri| *uri != skill.uri)
+            .collect();
+        let loaded = async {
+            client.read_skill_file(&skill, &skill.uri).await?;
+            for uri in &files {
+                client.read_skill_file(&skill, uri).await?;
+            }
+            Ok::<_, Error>(())
+        };
+        match loaded.await {
+            Ok(()) => eprintln!("skill {} loaded", skill.uri),
+            Err(e) => eprintln!("skill {} not loaded: {e}", skill.uri),
+        }
+    }
+    Ok(())
+}
+
 /// An elicitation answer that accepts, filling every field with its schema default.
 fn accept_with_defaults(params: &Value) -> Value {
     let mut content = Map::new();
@@ -127,6 +155,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )
     .request_timeout(Duration::from_secs(20))
+    .extension(SKILLS_EXTENSION, json!({}))
     .on_elicitation(|params| async move { Ok(accept_with_defaults(&params)) });
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
         .ok()
@@ -142,21 +171,51 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "scenario {scenario:?}: connected to {:?}",
         client.server_info()
     );
-    let tools = client.list_tools().await?;
     match scenario.as_str() {
-        "initialize" => {}
+        "initialize" => {
+            client.list_tools().await?;
+        }
         "tools_call" => {
             let r = client
                 .call_tool("add_numbers", json!({"a": 5, "b": 3}))
                 .await?;
             eprintln!("add_numbers → {}", r.text_content());
         }
+        "json-schema-2020-12-preservation" => {
+            // The focal tool's schema, echoed back as the client holds it.
+            let tools = client.list_tools().await?;
+            let schema = tools
+                .iter()
+                .find(|t| t.name == "json_schema_2020_12_tool")
+                .map(|t| t.input_schema.clone())
+                .ok_or("no json_schema_2020_12_tool")?;
+            let r = client
+                .call_tool("json_schema_echo", json!({"schema": schema}))
+                .await?;
+            eprintln!("json_schema_echo → {}", r.text_content());
+        }
+        "sep-2640-client-no-prefetch" => {
+            // Listing loads nothing: no file is read.
+            let skills = client.list_skills().await?;
+            eprintln!("{} skills listed", skills.len());
+        }
+        s if s.starts_with("sep-2640-client-verify-") => load_skills(&client).await?,
         _ => {
-            // Other scenarios: call each tool the server offers, with no arguments.
-            for tool in &tools {
-                match client.call_tool(&tool.name, json!({})).await {
-                    Ok(r) => eprintln!("{} → {}", tool.name, r.into_value()),
-                    Err(e) => eprintln!("{} failed: {e}", tool.name),
+            // The calls the harness asks for, else each tool with no arguments.
+            let asked = context.get("toolCalls").and_then(Value::as_array);
+            let calls: Vec<(String, Value)> = match asked {
+                Some(calls) => calls
+                    .iter()
+                    .filter_map(|c| Some((c["name"].as_str()?.to_owned(), c["arguments"].clone())))
+                    .collect(),
+                None => (client.list_tools().await?.into_iter())
+                    .map(|t| (t.name, json!({})))
+                    .collect(),
+            };
+            for (name, arguments) in calls {
+                match client.call_tool(&name, arguments).await {
+                    Ok(r) => eprintln!("{name} → {}", r.into_value()),
+                    Err(e) => eprintln!("{name} failed: {e}"),
                 }
             }
         }

@@ -20,13 +20,16 @@ impl Inner {
     /// Whether a `tools/call` with `options` may go straight to the
     /// in-process server ([`call_tool_direct`](Self::call_tool_direct)):
     /// the client has one, and the call needs nothing only the request
-    /// table gives (a timeout that progress restarts).
+    /// table gives (a timeout that progress restarts), and it cannot be
+    /// asked for input the client would answer (stateless revision: the
+    /// retry that carries the answers goes as a request).
     pub(crate) fn can_call_direct(&self, options: &RequestOptions) -> bool {
         self.direct
             .as_ref()
             .is_some_and(InProcessTransport::is_direct)
             && !options.reset_timeout_on_progress
             && !options.unbounded
+            && (!self.is_stateless() || !self.answers_input())
     }
 
     /// `tools/call` straight to the in-process server (when
@@ -73,7 +76,7 @@ impl Inner {
             }
         };
         match deadline::within(exchange, limits, None).await {
-            Ok(outcome) => outcome,
+            Ok(outcome) => answered(outcome),
             Err(expired) => Err(limits.error("tools/call", expired)),
         }
     }
@@ -92,6 +95,17 @@ impl Inner {
                 Some(Arc::new(all))
             }
         }
+    }
+}
+
+/// A direct call's answer: a question (`input_required`) is an error
+/// here, where the client has no handler to answer it.
+fn answered(outcome: Result<CallToolResult, Error>) -> Result<CallToolResult, Error> {
+    match outcome {
+        Ok(result) if result.is_input_required() => {
+            Err(crate::client::input::unanswerable("tools/call"))
+        }
+        outcome => outcome,
     }
 }
 
@@ -149,7 +163,7 @@ impl Future for DirectCallFuture<'_> {
                 match direct.start_call(&id, this.name, arguments, meta, cx) {
                     Err(error) => return Poll::Ready(Err(error)),
                     Ok(Started::Answered(answer)) => {
-                        return Poll::Ready(answer.map_err(Error::from));
+                        return Poll::Ready(answered(answer.map_err(Error::from)));
                     }
                     Ok(Started::Running(running)) => Box::pin(inner.finish_direct(running, limits)),
                 }

@@ -18,9 +18,9 @@ use tokio::sync::oneshot;
 
 use super::Error;
 use super::error::error_chain;
-use super::headers::encode_header_value;
 use super::transport::{Inbox, SendOptions, Transport};
 use crate::transport::mcp_headers::PARAM_HEADER_PREFIX;
+use crate::transport::mcp_headers::encode_header_value;
 use crate::types::PROTOCOL_VERSION_META;
 pub use sse::{SseEvent, SseEventTooLarge, SseParser};
 
@@ -343,18 +343,18 @@ pub(crate) fn post_headers(
         h.insert(n, v);
     }
     if let Some(method) = message.get("method").and_then(Value::as_str) {
-        let (n, v) = header("mcp-method", &encode_header_value("Method", method)?)?;
+        let (n, v) = header("mcp-method", &encode_header_value(method))?;
         h.insert(n, v);
         let key = crate::transport::mcp_headers::name_field(method);
         if let Some(name) = key.and_then(|k| message.get("params")?.get(k)?.as_str()) {
-            let (n, v) = header("mcp-name", &encode_header_value("Name", name)?)?;
+            let (n, v) = header("mcp-name", &encode_header_value(name))?;
             h.insert(n, v);
         }
     }
     for (name, value) in &options.header_params {
         let (n, v) = header(
             &format!("{PARAM_HEADER_PREFIX}{name}"),
-            &encode_header_value(name, value)?,
+            &encode_header_value(value),
         )?;
         h.insert(n, v);
     }

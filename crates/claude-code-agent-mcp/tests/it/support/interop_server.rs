@@ -11,6 +11,8 @@
 //!   `0`: forever), under a 300 ms timeout that progress restarts, capped at
 //!   2 s; the last report is sent just before the answer;
 //! * `echo` — its `text` argument back, as the server decoded it;
+//! * `greet` — asks the user's name, then (a second round) their colour,
+//!   with `ToolContext::ask`, and greets them;
 //! * `map`, `map_structured` (with an output schema), `parts` — a
 //!   `serde_json::Value` map as `Json`, the same with a schema, a list of
 //!   content parts as a `RawResult`;
@@ -27,8 +29,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use claude_code_agent_mcp::server::{
-    CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest,
+    ClientRequestError, CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest,
 };
+use claude_code_agent_mcp::types::InputRequest;
 use claude_code_agent_mcp::{CallToolResult, Content, Json, RawResult, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
@@ -57,6 +60,31 @@ async fn sample(v: Value, ctx: ToolContext) -> String {
         Ok(r) => format!("answered: {}", r["content"]["text"].as_str().unwrap_or("?")),
         Err(e) => format!("refused: {e}"),
     }
+}
+
+/// Asks for a name, then for a colour (a question that depends on the
+/// first answer: two rounds at the stateless revision).
+pub async fn greet(_: Value, ctx: ToolContext) -> Result<String, ClientRequestError> {
+    let form = |field: &str| json!({"type": "object", "properties": {field: {"type": "string"}}});
+    let name = ctx
+        .ask(
+            "name",
+            InputRequest::elicitation("What is your name?", form("name")),
+        )
+        .await?;
+    let name = name["content"]["name"]
+        .as_str()
+        .unwrap_or("stranger")
+        .to_owned();
+    let question = format!("What is your favourite colour, {name}?");
+    let colour = ctx
+        .ask(
+            "colour",
+            InputRequest::elicitation(question, form("colour")),
+        )
+        .await?;
+    let colour = colour["content"]["colour"].as_str().unwrap_or("grey");
+    Ok(format!("Hello, {name}! You like {colour}."))
 }
 
 async fn work(v: Value, ctx: ToolContext) -> String {
@@ -102,6 +130,7 @@ pub fn server() -> Server {
     Server::builder("rust-interop", "1.0.0")
         .tool(Tool::new("caps", "What the client supports", caps).input_schema(object()))
         .tool(Tool::new("sample", "Asks the client", sample).input_schema(object()))
+        .tool(Tool::new("greet", "Asks the user, then greets", greet).input_schema(object()))
         .tool(
             Tool::new("sample_briefly", "Asks the client, briefly", sample)
                 .input_schema(object())

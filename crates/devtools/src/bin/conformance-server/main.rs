@@ -21,7 +21,7 @@ use claude_code_agent_mcp::types::ResourceContents;
 use claude_code_agent_mcp::{Content, Server};
 use serde_json::json;
 
-use round_trips::Conformance;
+use round_trips::{Conformance, round_trip_prompt};
 use tools::{IMAGE, embedded, tools, trigger_tools};
 
 fn server() -> Server {
@@ -135,17 +135,7 @@ fn server() -> Server {
             .title("Prompt With Image")
             .description("A prompt that includes image content"),
         )
-        .prompt(
-            Prompt::new(
-                "test_input_required_result_prompt",
-                |_: PromptRequest| async {
-                    vec![prompt_user(Content::text(
-                        "served by the conformance wrapper",
-                    ))]
-                },
-            )
-            .description("Needs an elicitation before it is rendered (SEP-2322)"),
-        )
+        .prompt(round_trip_prompt())
         .completion(|_: CompletionRequest| async { Vec::new() })
         .build();
     trigger_tools(&server);

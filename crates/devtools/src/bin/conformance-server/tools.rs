@@ -9,7 +9,7 @@ use claude_code_agent_mcp::types::ResourceContents;
 use claude_code_agent_mcp::{CallToolResult, Content, LogLevel, Server, Tool, ToolContext};
 use serde_json::{Value, json};
 
-use crate::round_trips::INTERCEPTED_TOOLS;
+use crate::round_trips::round_trip_tools;
 
 /// A 1×1 red PNG.
 pub const IMAGE: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -257,15 +257,7 @@ pub fn tools() -> Vec<Tool> {
         )
         .input_schema(no_args()),
     );
-    // Called through `Conformance` (they need the whole request); listed here.
-    for (name, description) in INTERCEPTED_TOOLS {
-        tools.push(
-            Tool::new(*name, *description, |_: Value| async {
-                "served by the conformance wrapper"
-            })
-            .input_schema(no_args()),
-        );
-    }
+    tools.extend(round_trip_tools());
     tools
 }
 
