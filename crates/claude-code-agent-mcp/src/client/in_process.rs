@@ -119,6 +119,7 @@ impl InProcessTransport {
             name: name.into(),
             arguments: Some(arguments),
             meta,
+            as_task: false,
         };
         Ok(match server.start_call(call, served, cx) {
             Call::Done(answer) => Started::Answered(answer),

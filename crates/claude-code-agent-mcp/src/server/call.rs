@@ -39,6 +39,10 @@ pub(crate) struct ToolCall<'a> {
     pub(crate) arguments: Option<Value>,
     /// The params' `_meta` (one that is no object is none).
     pub(crate) meta: Option<Arc<Map<String, Value>>>,
+    /// The call runs as a task (the Tasks extension): a handler's panic is
+    /// then a JSON-RPC error (`-32603`), which fails the task, rather than
+    /// an `isError` result, which completes it.
+    pub(crate) as_task: bool,
 }
 
 impl<'a> ToolCall<'a> {
@@ -67,6 +71,7 @@ impl<'a> ToolCall<'a> {
             name: Cow::Owned(name),
             arguments: params.remove("arguments"),
             meta,
+            as_task: false,
         })
     }
 }
@@ -166,7 +171,15 @@ fn serve<'a>(
         }
     };
     start_handler(
-        server, tool, call.id, arguments, call.meta, ctx, decoration, cx,
+        server,
+        tool,
+        call.id,
+        arguments,
+        call.meta,
+        ctx,
+        decoration,
+        call.as_task,
+        cx,
     )
 }
 
@@ -197,6 +210,7 @@ fn start_handler<'a>(
     meta: Option<Arc<Map<String, Value>>>,
     mut ctx: RequestContext,
     decoration: Option<&'a Decoration>,
+    as_task: bool,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
     // A result as its revision has it.
@@ -204,11 +218,27 @@ fn start_handler<'a>(
         Some(decoration) => decoration.call(result),
         None => result,
     };
+    // A call's end as its answer: a task's panic fails it.
+    let settle = move |tool: &super::Tool, ended: Ended, id: &Value| match ended {
+        Ended::Panicked(message) if as_task => {
+            tracing::error!(tool = %tool.info.name, panic = %message, "a task's tool handler panicked");
+            Err(
+                ErrorObject::internal(format!("Tool \"{}\" panicked: {message}", tool.info.name))
+                    .with_data(serde_json::json!({"requestId": id})),
+            )
+        }
+        ended => Ok(dress(conclude(
+            tool,
+            ended,
+            limit_of(server, tool),
+            cap_of(server, tool),
+        ))),
+    };
     let watch = ctx.watch.take();
     let parts = ctx.into_parts();
     let (session, stream) = (parts.session, parts.stream);
     let tool = &registered.tool;
-    let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
+    let cap = cap_of(server, tool);
     let structured = tool.output.is_some();
     if let Err(problems) = tool.input.check(&arguments) {
         // The message quotes the model's arguments: it is capped like any result.
@@ -220,7 +250,7 @@ fn start_handler<'a>(
         return Call::Done(Ok(dress(result)));
     }
 
-    let limit = tool.timeout.unwrap_or(server.tool_timeout);
+    let limit = limit_of(server, tool);
     // Where the call is recorded for `notifications/cancelled`. The mark
     // first: a cancel noted before it is seen here, one noted after it by
     // `begin_call`.
@@ -282,7 +312,7 @@ fn start_handler<'a>(
                     Ended::from(failure)
                 }
             };
-            return Call::Done(Ok(dress(conclude(tool, ended, limit, cap))));
+            return Call::Done(settle(tool, ended, id));
         }
         Started::Running(running) => running,
     };
@@ -296,6 +326,7 @@ fn start_handler<'a>(
         _ => None,
     };
     let id = id.clone();
+    let answer_id = id.clone();
     let rest = async move {
         let _in_flight = in_flight;
         // If this future is dropped mid-call (the caller gave up), the token fires.
@@ -315,14 +346,24 @@ fn start_handler<'a>(
         };
         // The handler future is gone now. Its token fires unless it finished.
         drop(cancel_on_drop);
-        dress(conclude(&registered.tool, ended, limit, cap))
+        settle(&registered.tool, ended, &answer_id)
     };
     Call::Running(Box::pin(async move {
-        AssertUnwindSafe(rest)
-            .catch_unwind()
-            .await
-            .map_err(|panic| contain::panicked(&id, panic.as_ref()))
+        match AssertUnwindSafe(rest).catch_unwind().await {
+            Ok(answer) => answer,
+            Err(panic) => Err(contain::panicked(&id, panic.as_ref())),
+        }
     }))
+}
+
+/// The timeout of `tool`'s calls.
+fn limit_of(server: &ServerInner, tool: &super::Tool) -> Duration {
+    tool.timeout.unwrap_or(server.tool_timeout)
+}
+
+/// The cap on `tool`'s results.
+fn cap_of(server: &ServerInner, tool: &super::Tool) -> usize {
+    tool.max_result_chars.unwrap_or(server.max_result_chars)
 }
 
 /// How a handler run ended.

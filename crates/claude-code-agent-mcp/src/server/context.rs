@@ -47,6 +47,9 @@ pub struct RequestContext {
     /// thread (see `watchdog.rs`).
     pub(crate) watch: Option<Arc<Watch>>,
     pub(crate) access_token: Option<Arc<AccessToken>>,
+    /// Where the tasks the request makes or reads are kept, when the
+    /// transport has a store of its own (replicas sharing an event store).
+    pub(crate) task_store: Option<super::StoreRef>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -79,6 +82,7 @@ impl RequestContext {
             stream: None,
             watch: None,
             access_token: None,
+            task_store: None,
         }
     }
 
@@ -104,6 +108,12 @@ impl RequestContext {
     /// The verified access token the request was made with, if any.
     pub fn access_token(&self) -> Option<&AccessToken> {
         self.access_token.as_deref()
+    }
+
+    /// The request's tasks are kept in `store` (the transport's).
+    pub(crate) fn with_task_store(mut self, store: super::StoreRef) -> Self {
+        self.task_store = Some(store);
+        self
     }
 
     pub(crate) fn into_parts(self) -> ContextParts {

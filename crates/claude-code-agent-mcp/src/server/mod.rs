@@ -94,6 +94,7 @@ mod schema;
 mod session;
 pub mod stateless;
 mod stdio;
+mod tasks;
 mod tool;
 mod validate;
 pub(crate) mod watchdog;
@@ -129,6 +130,8 @@ pub use stdio::{
     SERVE_MAX_HELD_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, ServeOptions,
     serve_lines, serve_lines_with, serve_stdio, serve_stdio_with,
 };
+pub(crate) use tasks::StoreRef;
+pub use tasks::{MemoryTaskStore, StoreError, StoreFuture, StoredTask, TaskStore, TaskSupport};
 pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
 
 use crate::jsonrpc;
@@ -209,6 +212,8 @@ pub(crate) struct ServerInner {
     catalog: catalog::Catalog,
     /// What a stateless `tools/call` result gets (`stateless::decorate_call`).
     decoration: stateless::Decoration,
+    /// The tasks it runs and keeps (the Tasks extension).
+    tasks: tasks::Tasks,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.

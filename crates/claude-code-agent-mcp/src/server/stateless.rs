@@ -25,7 +25,7 @@ use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CLIENT_CAPABILITIES_META, LOG_LEVEL_META, PROTOCOL_VERSION_META, SERVER_INFO_META,
-    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
+    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, TASKS_EXTENSION, json_type_name,
 };
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 
@@ -183,7 +183,15 @@ pub(crate) fn capabilities(server: &ServerInner) -> Map<String, Value> {
 pub(crate) fn discover(server: &ServerInner) -> Value {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(supported_versions()));
-    result.insert("capabilities".into(), Value::Object(capabilities(server)));
+    let mut capabilities = capabilities(server);
+    // The extensions of this revision: Tasks (SEP-2663).
+    let extensions = capabilities
+        .entry("extensions")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(extensions) = extensions {
+        extensions.insert(TASKS_EXTENSION.into(), json!({}));
+    }
+    result.insert("capabilities".into(), Value::Object(capabilities));
     result.insert(
         "serverInfo".into(),
         json!({"name": server.name, "version": server.version}),
@@ -363,6 +371,7 @@ pub(crate) fn request_context(
 ) -> RequestContext {
     let watch = ctx.watch.clone();
     let access_token = ctx.access_token.clone();
+    let task_store = ctx.task_store.clone();
     let connection = ctx.session().cloned();
     let outlet = outlet(ctx, meta);
     let sink = outlet.clone();
@@ -385,6 +394,7 @@ pub(crate) fn request_context(
     }
     ctx.watch = watch;
     ctx.access_token = access_token;
+    ctx.task_store = task_store;
     ctx
 }
 

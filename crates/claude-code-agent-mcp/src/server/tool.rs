@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::handler::{self, ErasedHandler, ToolHandler};
 use super::result::IntoToolResult;
 use super::schema;
+use super::tasks::TaskSupport;
 use super::validate::CompiledSchema;
 use crate::types::{ToolAnnotations, ToolInfo};
 
@@ -83,6 +84,7 @@ pub struct Tool {
     pub(crate) timeout: Option<Duration>,
     pub(crate) progress_cap: Option<Duration>,
     pub(crate) max_result_chars: Option<usize>,
+    pub(crate) task_support: TaskSupport,
 }
 
 impl Tool {
@@ -155,6 +157,7 @@ impl Tool {
             timeout: None,
             progress_cap: None,
             max_result_chars: None,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -284,6 +287,25 @@ impl Tool {
         self
     }
 
+    /// Whether the tool's calls run as tasks (the Tasks extension,
+    /// `io.modelcontextprotocol/tasks`, of the 2026-07-28 revision): with
+    /// [`TaskSupport::Optional`] or [`TaskSupport::Required`], a call whose
+    /// request declares the extension is answered at once with a task that
+    /// the client polls (`tasks/get`), and the handler runs on, under the
+    /// tool's [`timeout`](Self::timeout) as any call. See "Long-running
+    /// tools as tasks" in `docs/mcp-servers.md`.
+    ///
+    /// In a task, the handler's requests to the client
+    /// ([`ToolContext::request`](super::ToolContext::request), elicitations
+    /// and sampling) become the task's `inputRequests`, answered by the
+    /// client's `tasks/update`; its progress and log messages go nowhere;
+    /// a panic fails the task with `-32603` (in a plain call it is an
+    /// `isError` result).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.info.name
@@ -302,6 +324,7 @@ impl fmt::Debug for Tool {
             .field("timeout", &self.timeout)
             .field("progress_cap", &self.progress_cap)
             .field("max_result_chars", &self.max_result_chars)
+            .field("task_support", &self.task_support)
             .finish_non_exhaustive()
     }
 }

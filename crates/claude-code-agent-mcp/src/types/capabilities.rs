@@ -77,6 +77,15 @@ impl ClientCapabilities {
         self.has("roots")
     }
 
+    /// Whether these capabilities declare the extension `id` (an entry of
+    /// `extensions`, e.g. [`TASKS_EXTENSION`](super::TASKS_EXTENSION)).
+    pub fn extension(&self, id: &str) -> bool {
+        self.0
+            .get("extensions")
+            .and_then(|e| e.get(id))
+            .is_some_and(|v| !v.is_null())
+    }
+
     /// The capability a request to the client needs that these do not
     /// declare (`"sampling"`, `"sampling.tools"`, `"elicitation"`,
     /// `"elicitation.form"`, `"elicitation.url"`, `"roots"`), or `None` when

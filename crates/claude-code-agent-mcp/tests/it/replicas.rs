@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use claude_code_agent_mcp::http_server::{
     EventStore, MemoryEventStore, StoreFuture, StoredStream, StreamWrite, StreamableHttpConfig,
 };
+use claude_code_agent_mcp::server::{StoredTask, TaskStore};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -274,6 +275,18 @@ impl EventStore for Silent {
         Box::pin(pending())
     }
     fn read<'a>(&'a self, _: &'a str, _: u64) -> StoreFuture<'a, Option<StoredStream>> {
+        Box::pin(pending())
+    }
+}
+
+impl TaskStore for Silent {
+    fn create_task<'a>(&'a self, _: &'a str, _: &'a [u8], _: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(pending())
+    }
+    fn load_task<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<StoredTask>> {
+        Box::pin(pending())
+    }
+    fn update_task<'a>(&'a self, _: &'a str, _: &'a [u8], _: bool) -> StoreFuture<'a, bool> {
         Box::pin(pending())
     }
 }

@@ -274,8 +274,42 @@ impl Conformance {
     }
 }
 
+impl Conformance {
+    /// `test_tool_with_task`: its first round asks for the user's name
+    /// (`input_required`); the next, with the answer, goes to the server
+    /// with the name as an argument, and the server runs it as a task.
+    fn gather_then_task(&self, mut message: Value) -> Result<Value, Value> {
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        let name = message
+            .pointer("/params/inputResponses/user_name/content/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let Some(name) = name else {
+            let round = self.input_required(
+                json!({"user_name": elicitation("What is your name?", "name")}),
+                None,
+            );
+            return Err(jsonrpc::response(&id, round));
+        };
+        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
+            params.remove("inputResponses");
+            params.remove("requestState");
+            params.insert("arguments".into(), json!({"user_name": name}));
+        }
+        Ok(message)
+    }
+}
+
 impl Handler for Conformance {
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>> {
+        if message.pointer("/params/name").and_then(Value::as_str) == Some("test_tool_with_task")
+            && message.get("method").and_then(Value::as_str) == Some("tools/call")
+        {
+            return match self.gather_then_task(message) {
+                Ok(message) => Box::pin(self.server.handle(message, ctx)),
+                Err(round) => Box::pin(async move { Some(round) }),
+            };
+        }
         let method = message
             .get("method")
             .and_then(Value::as_str)
