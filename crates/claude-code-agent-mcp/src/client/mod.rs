@@ -71,6 +71,7 @@ mod notify;
 mod options;
 mod stdio;
 mod subscription;
+mod tasks;
 mod transport;
 
 use std::sync::Arc;
@@ -94,6 +95,7 @@ pub use options::{
 };
 pub use stdio::StdioTransport;
 pub use subscription::Subscription;
+pub use tasks::DEFAULT_TASK_POLL_INTERVAL;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;

@@ -111,6 +111,7 @@ impl RequestContext {
     }
 
     /// The request's tasks are kept in `store` (the transport's).
+    #[cfg(feature = "http-server")]
     pub(crate) fn with_task_store(mut self, store: super::StoreRef) -> Self {
         self.task_store = Some(store);
         self

@@ -331,7 +331,7 @@ fn event(stream: u64, seq: u64) -> StreamWrite {
 
 /// What every [`EventStore`] must do, checked on `store`, made to keep 2
 /// events per stream and streams for `ttl` (`scale_out.rs` runs it on
-/// Redis).
+/// Redis); its tasks are made to be kept `ttl`.
 pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
     let s = format!("contract-{}", std::process::id());
     let s = s.as_str();
@@ -434,6 +434,33 @@ pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
         None,
         "sessions expire"
     );
+
+    // Tasks: created, replaced until final, final once, gone after their TTL.
+    let t = format!("task-{}", std::process::id());
+    let t = t.as_str();
+    assert_eq!(store.load_task(t).await.unwrap(), None);
+    assert!(
+        !store.update_task(t, b"w", false).await.unwrap(),
+        "no task yet"
+    );
+    store.create_task(t, b"working", ttl).await.unwrap();
+    assert_eq!(
+        store.load_task(t).await.unwrap(),
+        Some(StoredTask::new(b"working".to_vec(), false))
+    );
+    assert!(store.update_task(t, b"input", false).await.unwrap());
+    assert!(store.update_task(t, b"cancelled", true).await.unwrap());
+    assert!(
+        !store.update_task(t, b"completed", true).await.unwrap(),
+        "a final record stays"
+    );
+    assert!(!store.update_task(t, b"working", false).await.unwrap());
+    assert_eq!(
+        store.load_task(t).await.unwrap(),
+        Some(StoredTask::new(b"cancelled".to_vec(), true))
+    );
+    tokio::time::sleep(ttl * 3).await;
+    assert_eq!(store.load_task(t).await.unwrap(), None, "tasks expire");
 }
 
 #[tokio::test]

@@ -148,7 +148,7 @@ fn new_task_id() -> Result<String, ErrorObject> {
 }
 
 /// The `-32021` a request gets that needed the extension declared.
-fn extension_required() -> ErrorObject {
+pub(crate) fn extension_required() -> ErrorObject {
     stateless::missing_client_capability(json!({"extensions": {TASKS_EXTENSION: {}}}))
 }
 
@@ -357,8 +357,8 @@ async fn drive(
         meta: Some(job.meta),
         as_task: true,
     };
-    let run = call::run(&server, call, Served::Stateless(job.ctx));
-    tokio::pin!(run);
+    // Boxed, so that dropping it drops the handler (not only a pin).
+    let mut run = Box::pin(call::run(&server, call, Served::Stateless(job.ctx)));
     let every = settings.lease / 3;
     let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     let end = loop {
