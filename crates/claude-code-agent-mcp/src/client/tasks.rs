@@ -87,7 +87,7 @@ impl McpClient {
         if value.get("resultType").and_then(Value::as_str) == Some("task") {
             Answer::Value(value)
                 .decode("tools/call")
-                .map(ToolCallOutcome::Task)
+                .map(|task| ToolCallOutcome::Task(Box::new(task)))
         } else {
             Answer::Value(value)
                 .decode("tools/call")

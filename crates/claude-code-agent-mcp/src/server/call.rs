@@ -23,7 +23,7 @@ use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
 use super::context::{CallContext, Cancel, RequestContext};
 use super::session::Session;
 use super::stateless::{self, Decoration};
-use super::tasks::{self, TaskSupport};
+use super::tool::TaskSupport;
 use super::watchdog::Timing;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{self, ErrorObject, METHOD_NOT_FOUND, RequestId};
@@ -164,7 +164,7 @@ fn serve<'a>(
     if tool.tool.task_support == TaskSupport::Required && !call.as_task {
         // Only as a task: a call that came another way (a session's, the
         // in-process client's direct one) is refused, naming the extension.
-        return Call::Done(Err(tasks::extension_required()));
+        return Call::Done(Err(stateless::tasks_extension_required()));
     }
     let arguments = match call.arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),

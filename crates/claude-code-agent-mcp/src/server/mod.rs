@@ -94,6 +94,7 @@ mod schema;
 mod session;
 pub mod stateless;
 mod stdio;
+mod task_store;
 mod tasks;
 mod tool;
 mod validate;
@@ -130,9 +131,9 @@ pub use stdio::{
     SERVE_MAX_HELD_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, ServeOptions,
     serve_lines, serve_lines_with, serve_stdio, serve_stdio_with,
 };
-pub(crate) use tasks::StoreRef;
-pub use tasks::{MemoryTaskStore, StoreError, StoreFuture, StoredTask, TaskStore, TaskSupport};
-pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
+pub(crate) use task_store::StoreRef;
+pub use task_store::{MemoryTaskStore, StoreError, StoreFuture, StoredTask, TaskStore};
+pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, TaskSupport, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;

@@ -79,6 +79,12 @@ pub fn missing_client_capability(required: Value) -> ErrorObject {
     .with_data(json!({ "requiredCapabilities": required }))
 }
 
+/// The `-32021` a request gets that needed the Tasks extension declared
+/// (a tool that runs only as a task).
+pub(crate) fn tasks_extension_required() -> ErrorObject {
+    missing_client_capability(json!({"extensions": {TASKS_EXTENSION: {}}}))
+}
+
 /// A `-32022` error listing the stateless revisions spoken here.
 pub fn unsupported_version(requested: &str) -> ErrorObject {
     ErrorObject::new(

@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 use super::handler::{self, ErasedHandler, ToolHandler};
 use super::result::IntoToolResult;
 use super::schema;
-use super::tasks::TaskSupport;
 use super::validate::CompiledSchema;
 use crate::types::{ToolAnnotations, ToolInfo};
 
@@ -24,6 +23,25 @@ pub const MAX_RESULT_SIZE_CHARS_META: &str = "anthropic/maxResultSizeChars";
 /// the model inline, whatever [`Tool::max_result_size_chars`] asks for:
 /// 500,000 pass whole, 500,001 are saved to a file.
 pub const CLI_MAX_RESULT_SIZE_CHARS: u64 = 500_000;
+
+/// Whether a tool's calls run as tasks (the Tasks extension,
+/// `io.modelcontextprotocol/tasks`). The extension is the stateless
+/// revision's (2026-07-28): a request opts in by declaring it in its
+/// `_meta` client capabilities; the server decides, per call, from this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never: every call is answered with its result (the default).
+    #[default]
+    Forbidden,
+    /// When the request declares the extension, the call is answered at
+    /// once with a task; otherwise it runs as a plain call.
+    Optional,
+    /// Only as a task: a request that does not declare the extension (any
+    /// request of the session-based revisions) is refused with `-32021`
+    /// (missing required client capability), naming the extension.
+    Required,
+}
 
 /// A tool the model can call: name, description, input schema and an async
 /// handler, plus optional title, annotations, `_meta` and output schema.

@@ -175,8 +175,9 @@ pub enum ToolCallOutcome {
     /// The server answered at once (a tool it runs synchronously, or one it
     /// finished fast enough).
     Done(CallToolResult),
-    /// The server runs the call as a task (`resultType: "task"`).
-    Task(Task),
+    /// The server runs the call as a task (`resultType: "task"`); boxed, a
+    /// task is large.
+    Task(Box<Task>),
 }
 
 /// ISO 8601 (UTC, milliseconds) of a time in milliseconds since the Unix

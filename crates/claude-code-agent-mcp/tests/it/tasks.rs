@@ -104,7 +104,7 @@ fn options() -> ClientOptions {
 
 fn task(outcome: ToolCallOutcome) -> claude_code_agent_mcp::types::Task {
     match outcome {
-        ToolCallOutcome::Task(task) => task,
+        ToolCallOutcome::Task(task) => *task,
         other => panic!("expected a task, got {other:?}"),
     }
 }

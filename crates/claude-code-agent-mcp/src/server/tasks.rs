@@ -4,9 +4,9 @@
 //! own; `tasks/get`, `tasks/update` and `tasks/cancel` follow it.
 //!
 //! A task's record (its `Task`, the replica's lease, the caller it belongs
-//! to) is kept in a [`TaskStore`]: the server's own [`MemoryTaskStore`],
-//! or the event store of the Streamable HTTP service that serves it, so
-//! that every replica answers for every task. The replica running a task
+//! to) is kept in a [`TaskStore`](super::TaskStore): the server's own
+//! [`MemoryTaskStore`], or the event store of the Streamable HTTP service
+//! that serves it, so that every replica answers for every task. The replica running a task
 //! holds it in its table of running tasks: its live state (read first by
 //! `tasks/get` there), the token that cancels it, and the session through
 //! which the tool's requests to the client become the task's
@@ -20,8 +20,6 @@
 //! record; the running replica sees it when it next writes and stops the
 //! call.
 
-mod store;
-
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -32,36 +30,18 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use store::{MemoryTaskStore, StoreError, StoreFuture, StoredTask, TaskStore};
+use super::task_store::{MemoryTaskStore, StoreError, StoreRef};
 
 use super::call::{self, Served, ToolCall};
 use super::context::RequestContext;
 use super::session::Session;
+use super::tool::TaskSupport;
 use super::{ServerInner, stateless};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CallToolResult, ClientCapabilities, STATELESS_PROTOCOL_VERSION, TASKS_EXTENSION, Task,
     TaskStatus, iso8601, json_type_name,
 };
-
-/// Whether a tool's calls run as tasks (the Tasks extension,
-/// `io.modelcontextprotocol/tasks`). The extension is the stateless
-/// revision's (2026-07-28): a request opts in by declaring it in its
-/// `_meta` client capabilities; the server decides, per call, from this.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum TaskSupport {
-    /// Never: every call is answered with its result (the default).
-    #[default]
-    Forbidden,
-    /// When the request declares the extension, the call is answered at
-    /// once with a task; otherwise it runs as a plain call.
-    Optional,
-    /// Only as a task: a request that does not declare the extension (any
-    /// request of the session-based revisions) is refused with `-32021`
-    /// (missing required client capability), naming the extension.
-    Required,
-}
 
 /// How a server runs and keeps its tasks (set on its builder).
 #[derive(Debug, Clone, Copy)]
@@ -71,25 +51,6 @@ pub(crate) struct TaskSettings {
     pub(crate) lease: Duration,
     pub(crate) max_tasks: usize,
     pub(crate) max_bytes: usize,
-}
-
-/// A store and how long each of its operations may take.
-#[derive(Clone, Debug)]
-pub(crate) struct StoreRef {
-    pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) timeout: Duration,
-}
-
-impl StoreRef {
-    async fn run<T>(&self, what: &str, future: StoreFuture<'_, T>) -> Result<T, StoreError> {
-        match tokio::time::timeout(self.timeout, future).await {
-            Ok(done) => done,
-            Err(_) => Err(StoreError::new(format!(
-                "the task store did not {what} within {:?}",
-                self.timeout
-            ))),
-        }
-    }
 }
 
 /// A server's tasks: its settings, its own store, the tasks it runs.
@@ -145,11 +106,6 @@ fn new_task_id() -> Result<String, ErrorObject> {
     getrandom::fill(&mut bytes)
         .map_err(|e| ErrorObject::internal(format!("no randomness for a task id: {e}")))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The `-32021` a request gets that needed the extension declared.
-pub(crate) fn extension_required() -> ErrorObject {
-    stateless::missing_client_capability(json!({"extensions": {TASKS_EXTENSION: {}}}))
 }
 
 /// Whether a stateless request's `_meta` declares the extension.
@@ -222,7 +178,7 @@ pub(crate) fn wants_task(server: &ServerInner, call: &ToolCall<'_>) -> Result<bo
     match tool.tool.task_support {
         TaskSupport::Forbidden => Ok(false),
         _ if meta.is_some() && declares_tasks(meta) => Ok(true),
-        TaskSupport::Required => Err(extension_required()),
+        TaskSupport::Required => Err(stateless::tasks_extension_required()),
         TaskSupport::Optional => Ok(false),
     }
 }
@@ -541,7 +497,7 @@ pub(crate) async fn request(
     };
     let meta = params.get("_meta").and_then(Value::as_object);
     if !declares_tasks(meta) {
-        return Err(extension_required());
+        return Err(stateless::tasks_extension_required());
     }
     let id = match params.get("taskId") {
         Some(Value::String(id)) => id.as_str(),

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -299,6 +299,29 @@ impl TaskStore for MemoryTaskStore {
     ) -> StoreFuture<'a, bool> {
         let done = self.update(id, record, last);
         Box::pin(async move { done })
+    }
+}
+
+/// A store and how long each of its operations may take.
+#[derive(Clone, Debug)]
+pub(crate) struct StoreRef {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) timeout: Duration,
+}
+
+impl StoreRef {
+    pub(crate) async fn run<T>(
+        &self,
+        what: &str,
+        future: StoreFuture<'_, T>,
+    ) -> Result<T, StoreError> {
+        match tokio::time::timeout(self.timeout, future).await {
+            Ok(done) => done,
+            Err(_) => Err(StoreError::new(format!(
+                "the task store did not {what} within {:?}",
+                self.timeout
+            ))),
+        }
     }
 }
 
