@@ -212,7 +212,7 @@ async fn stateless_request(
     let result = match method {
         "server/discover" => Ok(stateless::discover(server)),
         "tasks/get" | "tasks/update" | "tasks/cancel" => {
-            tasks::request(server, method, params, ctx).await
+            tasks::request(server, method, params_object(params)?, ctx).await
         }
         "subscriptions/listen" => {
             let params = params_object(params)?;

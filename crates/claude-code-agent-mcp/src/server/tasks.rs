@@ -482,19 +482,9 @@ fn take_input(task: &mut Task, key: &str) -> bool {
 pub(crate) async fn request(
     server: &ServerInner,
     method: &str,
-    params: Option<Value>,
+    params: Map<String, Value>,
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
-    let params = match params {
-        Some(Value::Object(params)) => params,
-        None | Some(Value::Null) => Map::new(),
-        Some(other) => {
-            return Err(ErrorObject::invalid_params(format!(
-                "\"params\" must be an object, not {}",
-                json_type_name(&other)
-            )));
-        }
-    };
     let meta = params.get("_meta").and_then(Value::as_object);
     if !declares_tasks(meta) {
         return Err(stateless::tasks_extension_required());
