@@ -32,7 +32,7 @@ const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(10), Duration::
 impl McpClient {
     /// The options of a request that declares the Tasks extension (the
     /// client's capabilities, with it), or why tasks cannot be used.
-    fn task_options(&self, what: &str) -> Result<RequestOptions, Error> {
+    pub(super) fn task_options(&self, what: &str) -> Result<RequestOptions, Error> {
         let version = self.protocol_version();
         if version != STATELESS_PROTOCOL_VERSION {
             return Err(Error::refused(format!(

@@ -426,6 +426,13 @@ impl ServerInner {
             .collect()
     }
 
+    /// Agrees to tell `session` (a `subscriptions/listen`) of the tasks
+    /// among `ids` that run here and are its caller's (`ctx`): those ids.
+    fn watch_tasks(&self, session: &Session, ids: &[String], ctx: &RequestContext) -> Vec<String> {
+        self.tasks
+            .watch(session, ids, tasks::principal(ctx).as_deref())
+    }
+
     fn notify_list_changed(&self, method: &str) {
         for session in self.live_sessions() {
             session.notify(jsonrpc::notification(method, None));

@@ -79,6 +79,14 @@ pub fn missing_client_capability(required: Value) -> ErrorObject {
     .with_data(json!({ "requiredCapabilities": required }))
 }
 
+/// Whether a stateless request's `_meta` declares the Tasks extension.
+pub(crate) fn declares_tasks(meta: Option<&Map<String, Value>>) -> bool {
+    meta.and_then(client_capabilities)
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(|v| !v.is_null())
+}
+
 /// The `-32021` a request gets that needed the Tasks extension declared
 /// (a tool that runs only as a task).
 pub(crate) fn tasks_extension_required() -> ErrorObject {
@@ -451,6 +459,27 @@ pub(crate) async fn listen(
         methods.push("notifications/resources/updated");
     }
 
+    // Task status (the Tasks extension): asked for by id, of the caller's
+    // tasks running here, once the request declares the extension.
+    let task_ids: Option<Vec<String>> = match requested.get("taskIds") {
+        None => None,
+        Some(_) if !declares_tasks(params.get("_meta").and_then(Value::as_object)) => {
+            return Err(tasks_extension_required());
+        }
+        Some(Value::Array(ids)) => Some(
+            ids.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "subscriptions/listen: \"taskIds\" must be an array of task ids",
+            ));
+        }
+    };
+    let mut caller = RequestContext::new();
+    caller.access_token = ctx.access_token.clone();
     let outlet = Outlet {
         log_level: None,
         ..outlet(ctx, None)
@@ -473,16 +502,21 @@ pub(crate) async fn listen(
         }
         message
     };
-    outlet.deliver(tag(jsonrpc::notification(
-        "notifications/subscriptions/acknowledged",
-        Some(json!({ "notifications": accepted })),
-    )));
-
+    if task_ids.is_some() {
+        methods.push("notifications/tasks");
+    }
+    // Task status is heard once the acknowledgement (which says which
+    // tasks) is out.
+    let acknowledged = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heard = Arc::clone(&acknowledged);
     let forward = outlet.clone();
     let tag_id = id.clone();
     let subscription = Session::with_notifier(move |mut message: Value| {
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-        if !methods.contains(&method) {
+        if !methods.contains(&method)
+            || (method == "notifications/tasks"
+                && !heard.load(std::sync::atomic::Ordering::Acquire))
+        {
             return;
         }
         if let Some(Value::Object(params)) = message
@@ -494,6 +528,15 @@ pub(crate) async fn listen(
         }
         forward.deliver(message);
     });
+    if let Some(ids) = &task_ids {
+        let agreed = server.watch_tasks(&subscription, ids, &caller);
+        accepted.insert("taskIds".into(), json!(agreed));
+    }
+    outlet.deliver(tag(jsonrpc::notification(
+        "notifications/subscriptions/acknowledged",
+        Some(json!({ "notifications": accepted })),
+    )));
+    acknowledged.store(true, std::sync::atomic::Ordering::Release);
     for uri in &uris {
         subscription.subscribe(uri);
     }

@@ -34,13 +34,13 @@ use super::task_store::{MemoryTaskStore, StoreError, StoreRef};
 
 use super::call::{self, Served, ToolCall};
 use super::context::RequestContext;
-use super::session::Session;
+use super::session::{Session, SessionInner};
 use super::tool::TaskSupport;
 use super::{ServerInner, stateless};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
-    CallToolResult, ClientCapabilities, STATELESS_PROTOCOL_VERSION, TASKS_EXTENSION, Task,
-    TaskStatus, iso8601, json_type_name,
+    CallToolResult, ClientCapabilities, STATELESS_PROTOCOL_VERSION, Task, TaskStatus, iso8601,
+    json_type_name,
 };
 
 /// How a server runs and keeps its tasks (set on its builder).
@@ -60,7 +60,14 @@ pub(crate) struct Tasks {
     settings: TaskSettings,
     own: StoreRef,
     running: Mutex<HashMap<String, Arc<Running>>>,
+    /// Who listens to a running task's status (`subscriptions/listen`
+    /// with `taskIds`), by task: each listener's session, held weakly.
+    watchers: Mutex<HashMap<String, Vec<Weak<SessionInner>>>>,
 }
+
+/// The most task ids one `subscriptions/listen` is agreed to (the rest are
+/// left out of its acknowledgement).
+pub(crate) const MAX_WATCHED_TASKS: usize = 1024;
 
 /// A task this server runs.
 struct Running {
@@ -108,14 +115,6 @@ fn new_task_id() -> Result<String, ErrorObject> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Whether a stateless request's `_meta` declares the extension.
-fn declares_tasks(meta: Option<&Map<String, Value>>) -> bool {
-    meta.and_then(stateless::client_capabilities)
-        .and_then(|c| c.get("extensions"))
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some_and(|v| !v.is_null())
-}
-
 fn not_found(id: &str) -> ErrorObject {
     ErrorObject::invalid_params(format!(
         "Failed to retrieve task: no task {id:?} (unknown, expired, or not yours)"
@@ -127,7 +126,7 @@ fn store_failed(what: &str, e: &StoreError) -> ErrorObject {
 }
 
 /// The principal of a request: who its access token names.
-fn principal(ctx: &RequestContext) -> Option<String> {
+pub(crate) fn principal(ctx: &RequestContext) -> Option<String> {
     let token = ctx.access_token()?;
     token
         .subject()
@@ -146,6 +145,7 @@ impl Tasks {
                 timeout: Duration::from_secs(5),
             },
             running: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(HashMap::new()),
         }
     }
 
@@ -159,6 +159,71 @@ impl Tasks {
             Some(store) => (store.clone(), true),
             None => (self.own.clone(), false),
         }
+    }
+
+    /// Agrees to tell `session` of each task among `ids` (at most
+    /// [`MAX_WATCHED_TASKS`]) that runs here and is `who`'s: its
+    /// `notifications/tasks` from now to its end. Returns those ids.
+    pub(crate) fn watch(
+        &self,
+        session: &Session,
+        ids: &[String],
+        who: Option<&str>,
+    ) -> Vec<String> {
+        let agreed: Vec<String> = {
+            let running = self.running();
+            ids.iter()
+                .filter(|id| {
+                    running
+                        .get(id.as_str())
+                        .is_some_and(|r| r.principal.as_deref() == who)
+                })
+                .take(MAX_WATCHED_TASKS)
+                .cloned()
+                .collect()
+        };
+        let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        for id in &agreed {
+            let list = watchers.entry(id.clone()).or_default();
+            list.retain(|w| w.strong_count() > 0);
+            list.push(session.downgrade());
+        }
+        agreed
+    }
+
+    /// Tells `task`'s listeners its state (`notifications/tasks`, the task
+    /// as `tasks/get` has it); after its last, forgets them.
+    fn announce(&self, task: &Task) {
+        let listeners: Vec<Session> = {
+            let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+            let list = if task.status.is_terminal() {
+                watchers.remove(&task.task_id).unwrap_or_default()
+            } else {
+                watchers.get(&task.task_id).cloned().unwrap_or_default()
+            };
+            list.iter()
+                .filter_map(Weak::upgrade)
+                .map(Session::from_inner)
+                .collect()
+        };
+        if listeners.is_empty() {
+            return;
+        }
+        let Ok(params) = serde_json::to_value(task) else {
+            return;
+        };
+        let note = jsonrpc::notification("notifications/tasks", Some(params));
+        for session in listeners {
+            session.notify(note.clone());
+        }
+    }
+
+    /// Lets go of a task's listeners without a word.
+    fn forget_watchers(&self, id: &str) {
+        self.watchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(id);
     }
 
     /// How many tasks this server runs now.
@@ -177,7 +242,7 @@ pub(crate) fn wants_task(server: &ServerInner, call: &ToolCall<'_>) -> Result<bo
     let meta = call.meta.as_deref().filter(|m| stateless::is_stateless(m));
     match tool.tool.task_support {
         TaskSupport::Forbidden => Ok(false),
-        _ if meta.is_some() && declares_tasks(meta) => Ok(true),
+        _ if meta.is_some() && stateless::declares_tasks(meta) => Ok(true),
         TaskSupport::Required => Err(stateless::tasks_extension_required()),
         TaskSupport::Optional => Ok(false),
     }
@@ -326,6 +391,7 @@ async fn drive(
                 if !running.write(&store, &id, shared, settings, false).await {
                     break End::Settled;
                 }
+                server.tasks.announce(&running.live().clone());
             }
             _ = renew.tick(), if shared => {
                 if !running.write(&store, &id, shared, settings, false).await {
@@ -337,11 +403,21 @@ async fn drive(
     // The handler is dropped now (its token fires if it did not finish).
     drop(run);
     running.session.close();
-    if !matches!(end, End::Settled) {
+    let settled = matches!(end, End::Settled);
+    if !settled {
         running.settle(end);
         if !running.write(&store, &id, shared, settings, true).await {
             tracing::debug!(task = %id, "the task's record was settled elsewhere first");
         }
+    }
+    // Its listeners hear its last state; settled elsewhere, this replica
+    // does not know it: they are let go (a poll tells).
+    let mut last = running.live().clone();
+    if settled {
+        last.status = TaskStatus::Unknown("settled".into());
+        server.tasks.forget_watchers(&id);
+    } else {
+        server.tasks.announce(&last);
     }
     server.tasks.running().remove(&id);
 }
@@ -486,7 +562,7 @@ pub(crate) async fn request(
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
     let meta = params.get("_meta").and_then(Value::as_object);
-    if !declares_tasks(meta) {
+    if !stateless::declares_tasks(meta) {
         return Err(stateless::tasks_extension_required());
     }
     let id = match params.get("taskId") {

@@ -315,6 +315,46 @@ async fn tasks_over_ndjson() {
 }
 
 #[tokio::test]
+async fn a_listener_hears_a_task_to_its_end() {
+    use claude_code_agent_mcp::client::ServerNotification;
+    use claude_code_agent_mcp::types::SubscriptionFilter;
+    use futures::StreamExt;
+
+    let server = builder(&Flag::default()).build();
+    let client = McpClient::connect(InProcessTransport::new(server), options())
+        .await
+        .unwrap();
+    let t = task(
+        client
+            .call_tool_as_task("work", json!({"ms": 200}))
+            .await
+            .unwrap(),
+    );
+    let filter = SubscriptionFilter::new()
+        .task(&t.task_id)
+        .task("not-running-here");
+    let mut heard = client.listen(filter).await.unwrap();
+    // Only the task that runs here is agreed to.
+    assert_eq!(heard.acknowledged().task_ids, Some(vec![t.task_id.clone()]));
+    let note = within(heard.next()).await.unwrap();
+    let ServerNotification::Task(told) = note else {
+        panic!("{note:?}")
+    };
+    assert_eq!(told.task_id, t.task_id);
+    assert_eq!(told.status, TaskStatus::Completed);
+    assert_eq!(told.result.unwrap().text_content(), "worked 200 ms");
+
+    // Asking for task status without declaring the extension is -32021.
+    let mut lines = Lines::serve(builder(&Flag::default()).build());
+    let listen = json!({"notifications": {"taskIds": ["x"]}});
+    lines
+        .send(&request(1, "subscriptions/listen", listen, false))
+        .await;
+    assert_eq!(lines.recv().await["error"]["code"], -32021);
+    lines.end().await;
+}
+
+#[tokio::test]
 async fn a_server_keeps_no_more_tasks_than_its_bounds() {
     let server = builder(&Flag::default())
         .max_tasks(2)
