@@ -616,6 +616,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add"}}]"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","requestState":null}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#,
         ] {
             assert!(bridge.tool_call("calc", text).is_none(), "{text}");
         }

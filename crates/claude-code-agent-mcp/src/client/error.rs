@@ -97,6 +97,9 @@ pub enum ErrorKind {
     Closed,
     /// The request got no answer in time (it was cancelled on the server).
     Timeout,
+    /// The work was cancelled before it finished: a task the client (or
+    /// the server) cancelled.
+    Cancelled,
     /// Refused before anything was sent: a method this transport cannot
     /// carry, a header value it cannot send.
     Refused,
@@ -139,6 +142,12 @@ impl Error {
     /// No answer in time ([`ErrorKind::Timeout`]); `message` says to what.
     pub fn timeout(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Timeout, message)
+    }
+
+    /// The work was cancelled ([`ErrorKind::Cancelled`]); `message` says
+    /// what.
+    pub fn cancelled(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Cancelled, message)
     }
 
     /// No usable response ([`ErrorKind::InvalidResponse`]).
@@ -237,6 +246,11 @@ impl Error {
     /// Whether the request timed out ([`ErrorKind::Timeout`]).
     pub fn is_timeout(&self) -> bool {
         self.kind() == ErrorKind::Timeout
+    }
+
+    /// Whether the work was cancelled ([`ErrorKind::Cancelled`]).
+    pub fn is_cancelled(&self) -> bool {
+        self.kind() == ErrorKind::Cancelled
     }
 
     /// Whether the request was refused before anything was sent

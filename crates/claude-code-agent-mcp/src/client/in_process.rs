@@ -121,6 +121,7 @@ impl InProcessTransport {
             meta,
             input_responses: None,
             request_state: None,
+            as_task: false,
         };
         Ok(match server.start_call(call, served, cx) {
             Call::Done(answer) => Started::Answered(answer),

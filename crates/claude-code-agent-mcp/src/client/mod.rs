@@ -72,6 +72,7 @@ mod notify;
 mod options;
 mod stdio;
 mod subscription;
+mod tasks;
 mod transport;
 
 use std::sync::Arc;
@@ -96,6 +97,7 @@ pub use options::{
 };
 pub use stdio::StdioTransport;
 pub use subscription::Subscription;
+pub use tasks::DEFAULT_TASK_POLL_INTERVAL;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
 use crate::types::Implementation;

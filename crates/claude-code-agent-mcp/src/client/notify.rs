@@ -80,6 +80,9 @@ pub enum ServerNotification {
         /// Why, if it said.
         reason: Option<String>,
     },
+    /// `notifications/tasks`: a task's state, as `tasks/get` would have
+    /// it (the Tasks extension; boxed, a task is large).
+    Task(Box<crate::types::Task>),
     /// Anything else, as sent.
     Other {
         /// The method.
@@ -110,6 +113,10 @@ impl ServerNotification {
                 .map(|uri| Self::ResourceUpdated {
                     uri: uri.to_owned(),
                 }),
+            "notifications/tasks" => params
+                .clone()
+                .and_then(|p| serde_json::from_value(p).ok())
+                .map(|task| Self::Task(Box::new(task))),
             "notifications/cancelled" => params.as_ref().and_then(|p| {
                 Some(Self::Cancelled {
                     request_id: p.get("requestId")?.clone(),
@@ -134,6 +141,7 @@ impl ServerNotification {
             Self::PromptListChanged => "notifications/prompts/list_changed",
             Self::ResourceUpdated { .. } => "notifications/resources/updated",
             Self::Cancelled { .. } => "notifications/cancelled",
+            Self::Task(_) => "notifications/tasks",
             Self::Other { method, .. } => method,
         }
     }

@@ -75,9 +75,14 @@ impl McpClient {
         let mut notes =
             NotificationStream::filtered(Some(rx), move |h| h.subscription.as_ref() == Some(&tag));
         let params = json!({ "notifications": filter });
+        // Task status needs the Tasks extension declared.
+        let base = match filter.task_ids {
+            Some(_) => self.task_options("subscriptions/listen")?,
+            None => RequestOptions::default(),
+        };
         let options = RequestOptions {
             unbounded: true,
-            ..RequestOptions::default()
+            ..base
         };
         let request = Arc::clone(&inner);
         let mut task = tokio::spawn(async move {

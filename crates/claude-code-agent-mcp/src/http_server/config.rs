@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::auth::ProtectedResource;
 use super::store::{EventStore, SharedStore};
+use crate::server::{RequestContext, StoreRef, TaskStore};
 
 /// The default byte budget of one session of the Streamable HTTP server
 /// (16 MiB): see [`StreamableHttpConfig::max_held_bytes`].
@@ -266,6 +267,22 @@ impl StreamableHttpConfig {
         self
     }
 
+    /// `ctx`, with this service's event store as the store of the tasks
+    /// its requests make and read (none without a store: the server keeps
+    /// them).
+    pub(crate) fn with_task_store(&self, ctx: RequestContext) -> RequestContext {
+        match &self.event_store {
+            Some(store) => {
+                let store: Arc<dyn TaskStore> = Arc::clone(&store.0) as Arc<dyn TaskStore>;
+                ctx.with_task_store(StoreRef {
+                    store,
+                    timeout: self.store_timeout,
+                })
+            }
+            None => ctx,
+        }
+    }
+
     /// Shares sessions and SSE streams with the other replicas given the
     /// same store, behind a load balancer (docs/deployment.md): a replica
     /// takes over a session it never saw, and a client whose replica died
@@ -274,6 +291,10 @@ impl StreamableHttpConfig {
     /// answering gets an error saying so, which the client may retry. Each
     /// event is stored before it goes out (the cost per event is in
     /// docs/performance.md). See [`EventStore`](super::EventStore).
+    ///
+    /// The tasks of the server it serves (the Tasks extension) are kept
+    /// there too, so that any replica answers `tasks/get` and
+    /// `tasks/cancel` for a task another one runs.
     pub fn event_store(mut self, store: impl EventStore) -> Self {
         self.event_store = Some(SharedStore(Arc::new(store)));
         self

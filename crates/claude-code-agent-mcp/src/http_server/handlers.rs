@@ -200,8 +200,14 @@ pub(crate) async fn resource_metadata(State(shared): State<Arc<EndpointState>>) 
     }
 }
 
-/// `ctx` with the request's verified access token, if any.
-fn authorized(ctx: RequestContext, access: Option<&Arc<AccessToken>>) -> RequestContext {
+/// `ctx` with the request's verified access token, if any, and the
+/// service's event store for its tasks.
+fn authorized(
+    config: &StreamableHttpConfig,
+    ctx: RequestContext,
+    access: Option<&Arc<AccessToken>>,
+) -> RequestContext {
+    let ctx = config.with_task_store(ctx);
     match access {
         Some(token) => ctx.with_access_token(Arc::clone(token)),
         None => ctx,
@@ -277,7 +283,7 @@ async fn post(
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
-        let ctx = authorized(RequestContext::new(), access);
+        let ctx = authorized(&shared.config, RequestContext::new(), access);
         let reply = answer(shared.handler.as_ref(), message, ctx).await;
         let reply = reply.unwrap_or_else(|| {
             jsonrpc::error_response(
@@ -306,7 +312,11 @@ async fn post(
     if let Err(r) = guard::check_protocol_version(headers, &id) {
         return r;
     }
-    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
+    let ctx = authorized(
+        &shared.config,
+        RequestContext::with_session(http.session.clone()),
+        access,
+    );
     if kind != Kind::Request {
         let _ = answer(shared.handler.as_ref(), message, ctx).await;
         return StatusCode::ACCEPTED.into_response();
@@ -402,7 +412,11 @@ async fn batch(
     if let Err(r) = guard::check_protocol_version(headers, &Value::Null) {
         return r;
     }
-    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
+    let ctx = authorized(
+        &shared.config,
+        RequestContext::with_session(http.session.clone()),
+        access,
+    );
     let n = message.as_array().map_or(1, Vec::len);
     let ticket = http.hub.admit(Demand::of(&message, n)).await;
     match answer(shared.handler.as_ref(), message, ctx).await {
@@ -426,7 +440,11 @@ async fn initialize(
     if let Some(access) = access {
         let _ = http.owner.set(Box::new(owner(access)));
     }
-    let ctx = authorized(RequestContext::with_session(http.session.clone()), access);
+    let ctx = authorized(
+        &shared.config,
+        RequestContext::with_session(http.session.clone()),
+        access,
+    );
     let store = shared.config.event_store.as_ref();
     if let Some(store) = store {
         replica::attach(&http, store, shared.config.store_timeout);

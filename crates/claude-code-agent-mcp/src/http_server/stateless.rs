@@ -137,9 +137,12 @@ pub(crate) async fn post(
     message: Value,
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
-    let context = || match access {
-        Some(token) => RequestContext::new().with_access_token(Arc::clone(token)),
-        None => RequestContext::new(),
+    let context = || {
+        let ctx = shared.config.with_task_store(RequestContext::new());
+        match access {
+            Some(token) => ctx.with_access_token(Arc::clone(token)),
+            None => ctx,
+        }
     };
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let kind = jsonrpc::kind(&message);

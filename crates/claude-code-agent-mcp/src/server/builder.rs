@@ -10,6 +10,7 @@ use super::completion::{self, CompletionHandler, CompletionRequest};
 use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey};
 use super::round::Sealing;
+use super::tasks::{TaskSettings, Tasks};
 use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
@@ -46,6 +47,7 @@ pub struct ServerBuilder {
     request_state_key: Option<RequestStateKey>,
     request_state_ttl: Duration,
     extensions: serde_json::Map<String, serde_json::Value>,
+    tasks: TaskSettings,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -128,7 +130,64 @@ impl ServerBuilder {
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
             extensions: serde_json::Map::new(),
+            tasks: TaskSettings {
+                ttl: limits::DEFAULT_TASK_TTL,
+                poll_interval: limits::DEFAULT_TASK_POLL_INTERVAL,
+                lease: limits::DEFAULT_TASK_LEASE,
+                max_tasks: limits::DEFAULT_MAX_TASKS,
+                max_bytes: limits::DEFAULT_MAX_TASK_BYTES,
+            },
         }
+    }
+
+    /// How long a task is kept after it was created (its `ttlMs`; default
+    /// [`DEFAULT_TASK_TTL`](limits::DEFAULT_TASK_TTL), an hour): a task is
+    /// never forgotten earlier, and may be at any time after. A task still
+    /// running then is failed (its call stops at the tool's timeout
+    /// anyway, which a task's tool sets longer, usually).
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.tasks.ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How often clients are asked to poll a task (its `pollIntervalMs`;
+    /// default [`DEFAULT_TASK_POLL_INTERVAL`](limits::DEFAULT_TASK_POLL_INTERVAL), 1 s).
+    pub fn task_poll_interval(mut self, interval: Duration) -> Self {
+        self.tasks.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// With an event store shared by replicas: how long a task is taken to
+    /// be alive without word from the replica running it (default
+    /// [`DEFAULT_TASK_LEASE`](limits::DEFAULT_TASK_LEASE), 30 s). The
+    /// replica renews it every third of it, and also learns then of a
+    /// cancel made through another replica; a task whose lease ran out is
+    /// reported failed by the replica that reads it.
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.tasks.lease = lease.max(Duration::from_millis(3));
+        self
+    }
+
+    /// The most tasks kept at once (default
+    /// [`DEFAULT_MAX_TASKS`](limits::DEFAULT_MAX_TASKS), 1000): running,
+    /// and ended within their TTL. Past it a call that would start a task
+    /// fails with `-32603` saying so. With an event store of the transport's,
+    /// the most tasks this server runs at once.
+    pub fn max_tasks(mut self, tasks: usize) -> Self {
+        self.tasks.max_tasks = tasks.max(1);
+        self
+    }
+
+    /// The most bytes of task records (their results, mostly) kept in the
+    /// server's memory (default
+    /// [`DEFAULT_MAX_TASK_BYTES`](limits::DEFAULT_MAX_TASK_BYTES), 64 MiB).
+    /// A task whose result would go past it fails (`-32603`, saying so)
+    /// instead of completing. Results are capped one by one by
+    /// [`max_result_chars`](Self::max_result_chars). Not used with an event
+    /// store of the transport's, which keeps the records.
+    pub fn max_task_bytes(mut self, bytes: usize) -> Self {
+        self.tasks.max_bytes = bytes;
+        self
     }
 
     /// Adds a tool. Tools are listed in the order they are added; a tool
@@ -244,8 +303,10 @@ impl ServerBuilder {
                 );
             }
         }
+        let tasks = self.tasks;
         Server {
-            inner: std::sync::Arc::new(ServerInner {
+            inner: std::sync::Arc::new_cyclic(|me| ServerInner {
+                tasks: Tasks::new(me.clone(), tasks),
                 decoration: stateless::Decoration::new(&self.name, &self.version),
                 extensions: self.extensions,
                 sealing: Sealing {

@@ -25,6 +25,7 @@ use super::context::{CallContext, Cancel, RequestContext};
 use super::round::{RequestName, Round, Sealing};
 use super::session::Session;
 use super::stateless::{self, Decoration};
+use super::tool::TaskSupport;
 use super::watchdog::Timing;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{self, ErrorObject, METHOD_NOT_FOUND, RequestId};
@@ -45,6 +46,10 @@ pub(crate) struct ToolCall<'a> {
     /// revision: see `round.rs`).
     pub(crate) input_responses: Option<Value>,
     pub(crate) request_state: Option<Value>,
+    /// The call runs as a task (the Tasks extension): a handler's panic is
+    /// then a JSON-RPC error (`-32603`), which fails the task, rather than
+    /// an `isError` result, which completes it.
+    pub(crate) as_task: bool,
 }
 
 impl<'a> ToolCall<'a> {
@@ -75,6 +80,7 @@ impl<'a> ToolCall<'a> {
             meta,
             input_responses: params.remove("inputResponses"),
             request_state: params.remove("requestState"),
+            as_task: false,
         })
     }
 }
@@ -130,7 +136,9 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 impl ToolCallText {
     /// The call `text` holds, if it is a `tools/call` request of JSON-RPC
     /// 2.0 with a number or string id, object params and a string tool
-    /// name; `None` for anything else.
+    /// name; `None` for anything else, and for a retry carrying
+    /// `inputResponses` or `requestState` or a request that may start a
+    /// task (its `_meta` declares the Tasks extension).
     pub fn from_text(text: &str) -> Option<Self> {
         let wire: ToolCallWire<'_> = serde_json::from_str(text).ok()?;
         if wire.jsonrpc != jsonrpc::VERSION
@@ -145,6 +153,10 @@ impl ToolCallText {
             Some(Value::Object(meta)) => Some(meta),
             _ => None,
         };
+        if stateless::declares_tasks(meta.as_ref()) {
+            // It may start a task: dispatch decides (`tools_call`).
+            return None;
+        }
         Some(Self {
             id: wire.id,
             name: wire.params.name,
@@ -184,6 +196,7 @@ impl ToolCallText {
             meta: meta.map(Arc::new),
             input_responses: None,
             request_state: None,
+            as_task: false,
         };
         let answer = run(&server.inner, call, Served::Connection(ctx)).await;
         ToolCallReply { id, answer }
@@ -301,6 +314,11 @@ fn serve<'a>(
             format!("Unknown tool: {}", call.name),
         )));
     };
+    if tool.tool.task_support == TaskSupport::Required && !call.as_task {
+        // Only as a task: a call that came another way (a session's, the
+        // in-process client's direct one) is refused, naming the extension.
+        return Call::Done(Err(stateless::tasks_extension_required()));
+    }
     let arguments = match call.arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(args @ Value::Object(_)) => args,
@@ -328,7 +346,16 @@ fn serve<'a>(
         }
     };
     start_handler(
-        server, tool, call.id, arguments, call.meta, ctx, decoration, round, cx,
+        server,
+        tool,
+        call.id,
+        arguments,
+        call.meta,
+        ctx,
+        decoration,
+        round,
+        call.as_task,
+        cx,
     )
 }
 
@@ -360,6 +387,7 @@ fn start_handler<'a>(
     mut ctx: RequestContext,
     decoration: Option<&'a Decoration>,
     round: Option<Arc<Round>>,
+    as_task: bool,
     cx: &mut Context<'_>,
 ) -> Call<'a> {
     // A result as its revision has it.
@@ -367,11 +395,32 @@ fn start_handler<'a>(
         Some(decoration) => decoration.call(result),
         None => result,
     };
+    // A call's end as its answer: a task's panic fails it.
+    let settle = move |tool: &super::Tool, ended: Ended, id: &Value, round: Option<&Round>| {
+        match ended {
+            Ended::Panicked(message) if as_task => {
+                tracing::error!(tool = %tool.info.name, panic = %message, "a task's tool handler panicked");
+                Err(ErrorObject::internal(format!(
+                    "Tool \"{}\" panicked: {message}",
+                    tool.info.name
+                ))
+                .with_data(serde_json::json!({"requestId": id})))
+            }
+            ended => Ok(dress(answer(
+                tool,
+                ended,
+                limit_of(server, tool),
+                cap_of(server, tool),
+                round,
+                &server.sealing,
+            ))),
+        }
+    };
     let watch = ctx.watch.take();
     let parts = ctx.into_parts();
     let (session, stream) = (parts.session, parts.stream);
     let tool = &registered.tool;
-    let cap = tool.max_result_chars.unwrap_or(server.max_result_chars);
+    let cap = cap_of(server, tool);
     let structured = tool.output.is_some();
     if let Err(problems) = tool.input.check(&arguments) {
         // The message quotes the model's arguments: it is capped like any result.
@@ -383,7 +432,7 @@ fn start_handler<'a>(
         return Call::Done(Ok(dress(result)));
     }
 
-    let limit = tool.timeout.unwrap_or(server.tool_timeout);
+    let limit = limit_of(server, tool);
     // Where the call is recorded for `notifications/cancelled`. The mark
     // first: a cancel noted before it is seen here, one noted after it by
     // `begin_call`.
@@ -446,8 +495,7 @@ fn start_handler<'a>(
                     Ended::from(failure)
                 }
             };
-            let answer = answer(tool, ended, limit, cap, round.as_deref(), &server.sealing);
-            return Call::Done(Ok(dress(answer)));
+            return Call::Done(settle(tool, ended, id, round.as_deref()));
         }
         Started::Running(running) => running,
     };
@@ -461,6 +509,7 @@ fn start_handler<'a>(
         _ => None,
     };
     let id = id.clone();
+    let answer_id = id.clone();
     let rest = async move {
         let _in_flight = in_flight;
         // If this future is dropped mid-call (the caller gave up), the token fires.
@@ -480,22 +529,24 @@ fn start_handler<'a>(
         };
         // The handler future is gone now. Its token fires unless it finished.
         drop(cancel_on_drop);
-        let tool = &registered.tool;
-        dress(answer(
-            tool,
-            ended,
-            limit,
-            cap,
-            round.as_deref(),
-            &server.sealing,
-        ))
+        settle(&registered.tool, ended, &answer_id, round.as_deref())
     };
     Call::Running(Box::pin(async move {
-        AssertUnwindSafe(rest)
-            .catch_unwind()
-            .await
-            .map_err(|panic| contain::panicked(&id, panic.as_ref()))
+        match AssertUnwindSafe(rest).catch_unwind().await {
+            Ok(answer) => answer,
+            Err(panic) => Err(contain::panicked(&id, panic.as_ref())),
+        }
     }))
+}
+
+/// The timeout of `tool`'s calls.
+fn limit_of(server: &ServerInner, tool: &super::Tool) -> Duration {
+    tool.timeout.unwrap_or(server.tool_timeout)
+}
+
+/// The cap on `tool`'s results.
+fn cap_of(server: &ServerInner, tool: &super::Tool) -> usize {
+    tool.max_result_chars.unwrap_or(server.max_result_chars)
 }
 
 /// How a handler run ended.

@@ -48,6 +48,9 @@ pub struct RequestContext {
     /// thread (see `watchdog.rs`).
     pub(crate) watch: Option<Arc<Watch>>,
     pub(crate) access_token: Option<Arc<AccessToken>>,
+    /// Where the tasks the request makes or reads are kept, when the
+    /// transport has a store of its own (replicas sharing an event store).
+    pub(crate) task_store: Option<super::StoreRef>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -80,6 +83,7 @@ impl RequestContext {
             stream: None,
             watch: None,
             access_token: None,
+            task_store: None,
         }
     }
 
@@ -130,6 +134,13 @@ impl RequestContext {
             request_state,
             declared,
         )
+    }
+
+    /// The request's tasks are kept in `store` (the transport's).
+    #[cfg(feature = "http-server")]
+    pub(crate) fn with_task_store(mut self, store: super::StoreRef) -> Self {
+        self.task_store = Some(store);
+        self
     }
 
     pub(crate) fn into_parts(self) -> ContextParts {

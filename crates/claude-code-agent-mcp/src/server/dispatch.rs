@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use super::call::{self, Served, ToolCall};
 use super::context::RequestContext;
 use super::session::Session;
-use super::{ServerInner, catalog, contain, limits, stateless};
+use super::{ServerInner, catalog, contain, limits, stateless, tasks};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
 use crate::types::{
@@ -211,6 +211,9 @@ async fn stateless_request(
     }
     let result = match method {
         "server/discover" => Ok(stateless::discover(server)),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            tasks::request(server, method, params_object(params)?, ctx).await
+        }
         "subscriptions/listen" => {
             let params = params_object(params)?;
             stateless::listen(server, id, &params, ctx).await
@@ -236,6 +239,9 @@ async fn tools_call(
     ctx: RequestContext,
 ) -> Result<Value, ErrorObject> {
     let call = ToolCall::from_params(id, params_object(params)?)?;
+    if tasks::wants_task(server, &call)? {
+        return tasks::start(server, call, ctx).await;
+    }
     let answer = call::run(server, call, Served::Connection(ctx)).await;
     answer.map(CallToolResult::into_value)
 }

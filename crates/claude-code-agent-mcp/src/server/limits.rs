@@ -1,6 +1,7 @@
 //! Limits a server puts on tool calls: how long a call may run, how large a
 //! result may be (applied by `cap.rs`), how many tools one `tools/list`
-//! page holds, how many messages one batch.
+//! page holds, how many messages one batch, how many tasks are kept and for
+//! how long.
 
 use std::time::Duration;
 
@@ -38,6 +39,30 @@ pub const DEFAULT_PAGE_SIZE: usize = 1000;
 /// The most messages one JSON-RPC batch may hold (batches exist only in
 /// protocol revision 2025-03-26). As many as `serve_lines` serves at once.
 pub const MAX_BATCH_LEN: usize = 1024;
+
+/// The default number of tasks a server keeps at once (running, and ended
+/// but within their TTL), and runs at once with an event store of its
+/// transport's; see [`ServerBuilder::max_tasks`](super::ServerBuilder::max_tasks).
+pub const DEFAULT_MAX_TASKS: usize = 1000;
+
+/// The default bound on the bytes of the task records (results, mostly) a
+/// server keeps in its own memory: 64 MiB; see
+/// [`ServerBuilder::max_task_bytes`](super::ServerBuilder::max_task_bytes).
+pub const DEFAULT_MAX_TASK_BYTES: usize = 64 << 20;
+
+/// How long a task is kept after it was created, by default (its
+/// `ttlMs`); see [`ServerBuilder::task_ttl`](super::ServerBuilder::task_ttl).
+pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
+
+/// How often clients are asked to poll a task, by default (its
+/// `pollIntervalMs`); see
+/// [`ServerBuilder::task_poll_interval`](super::ServerBuilder::task_poll_interval).
+pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// How long a task running with a shared store is taken to be alive
+/// without word from its replica, by default; see
+/// [`ServerBuilder::task_lease`](super::ServerBuilder::task_lease).
+pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(30);
 
 /// The tool timeout given the value of [`TOOL_TIMEOUT_ENV`] (if set).
 ///

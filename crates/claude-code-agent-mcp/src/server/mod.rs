@@ -96,6 +96,8 @@ mod schema;
 mod session;
 pub mod stateless;
 mod stdio;
+mod task_store;
+mod tasks;
 mod tool;
 mod validate;
 pub(crate) mod watchdog;
@@ -139,7 +141,9 @@ pub use stdio::{
     SERVE_MAX_HELD_BYTES, SERVE_MAX_LINE_BYTES, SERVE_MAX_REQUESTS_IN_FLIGHT, ServeOptions,
     serve_lines, serve_lines_with, serve_stdio, serve_stdio_with,
 };
-pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, Tool};
+pub(crate) use task_store::StoreRef;
+pub use task_store::{MemoryTaskStore, StoreError, StoreFuture, StoredTask, TaskStore};
+pub use tool::{CLI_MAX_RESULT_SIZE_CHARS, MAX_RESULT_SIZE_CHARS_META, TaskSupport, Tool};
 
 use crate::jsonrpc;
 use crate::types::ToolInfo;
@@ -223,6 +227,8 @@ pub(crate) struct ServerInner {
     sealing: round::Sealing,
     /// The extensions declared (`capabilities.extensions`).
     extensions: serde_json::Map<String, Value>,
+    /// The tasks it runs and keeps (the Tasks extension).
+    tasks: tasks::Tasks,
 }
 
 /// A tool as the server holds it, with its `tools/list` entry serialized once.
@@ -432,6 +438,13 @@ impl ServerInner {
             .filter_map(Weak::upgrade)
             .map(Session::from_inner)
             .collect()
+    }
+
+    /// Agrees to tell `session` (a `subscriptions/listen`) of the tasks
+    /// among `ids` that run here and are its caller's (`ctx`): those ids.
+    fn watch_tasks(&self, session: &Session, ids: &[String], ctx: &RequestContext) -> Vec<String> {
+        self.tasks
+            .watch(session, ids, tasks::principal(ctx).as_deref())
     }
 
     fn notify_list_changed(&self, method: &str) {

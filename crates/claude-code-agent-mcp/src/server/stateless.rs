@@ -26,7 +26,7 @@ use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CLIENT_CAPABILITIES_META, LOG_LEVEL_META, PROTOCOL_VERSION_META, SERVER_INFO_META,
-    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, json_type_name,
+    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, TASKS_EXTENSION, json_type_name,
 };
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 
@@ -73,6 +73,20 @@ pub fn missing_client_capability(required: Value) -> ErrorObject {
         "Missing required client capability",
     )
     .with_data(json!({ "requiredCapabilities": required }))
+}
+
+/// Whether a stateless request's `_meta` declares the Tasks extension.
+pub(crate) fn declares_tasks(meta: Option<&Map<String, Value>>) -> bool {
+    meta.and_then(client_capabilities)
+        .and_then(|c| c.get("extensions"))
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some_and(|v| !v.is_null())
+}
+
+/// The `-32021` a request gets that needed the Tasks extension declared
+/// (a tool that runs only as a task).
+pub(crate) fn tasks_extension_required() -> ErrorObject {
+    missing_client_capability(json!({"extensions": {TASKS_EXTENSION: {}}}))
 }
 
 /// A `-32022` error listing the stateless revisions spoken here.
@@ -177,7 +191,20 @@ pub(crate) fn capabilities(server: &ServerInner) -> Map<String, Value> {
 pub(crate) fn discover(server: &ServerInner) -> Value {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(supported_versions()));
-    result.insert("capabilities".into(), Value::Object(capabilities(server)));
+    let mut capabilities = capabilities(server);
+    // The extensions of this revision: Tasks (SEP-2663), when a tool may
+    // run as one.
+    let runs_tasks = (server.tools.read().values())
+        .any(|r| r.tool.task_support != super::tool::TaskSupport::Forbidden);
+    if runs_tasks {
+        let extensions = capabilities
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(extensions) = extensions {
+            extensions.insert(TASKS_EXTENSION.into(), json!({}));
+        }
+    }
+    result.insert("capabilities".into(), Value::Object(capabilities));
     result.insert(
         "serverInfo".into(),
         json!({"name": server.name, "version": server.version}),
@@ -356,6 +383,7 @@ pub(crate) fn request_context(
 ) -> RequestContext {
     let watch = ctx.watch.clone();
     let access_token = ctx.access_token.clone();
+    let task_store = ctx.task_store.clone();
     let connection = ctx.session().cloned();
     let outlet = outlet(ctx, meta);
     let sink = outlet.clone();
@@ -378,6 +406,7 @@ pub(crate) fn request_context(
     }
     ctx.watch = watch;
     ctx.access_token = access_token;
+    ctx.task_store = task_store;
     ctx
 }
 
@@ -428,6 +457,27 @@ pub(crate) async fn listen(
         methods.push("notifications/resources/updated");
     }
 
+    // Task status (the Tasks extension): asked for by id, of the caller's
+    // tasks running here, once the request declares the extension.
+    let task_ids: Option<Vec<String>> = match requested.get("taskIds") {
+        None => None,
+        Some(_) if !declares_tasks(params.get("_meta").and_then(Value::as_object)) => {
+            return Err(tasks_extension_required());
+        }
+        Some(Value::Array(ids)) => Some(
+            ids.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        ),
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "subscriptions/listen: \"taskIds\" must be an array of task ids",
+            ));
+        }
+    };
+    let mut caller = RequestContext::new();
+    caller.access_token = ctx.access_token.clone();
     let outlet = Outlet {
         log_level: None,
         ..outlet(ctx, None)
@@ -450,16 +500,21 @@ pub(crate) async fn listen(
         }
         message
     };
-    outlet.deliver(tag(jsonrpc::notification(
-        "notifications/subscriptions/acknowledged",
-        Some(json!({ "notifications": accepted })),
-    )));
-
+    if task_ids.is_some() {
+        methods.push("notifications/tasks");
+    }
+    // Task status is heard once the acknowledgement (which says which
+    // tasks) is out.
+    let acknowledged = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heard = Arc::clone(&acknowledged);
     let forward = outlet.clone();
     let tag_id = id.clone();
     let subscription = Session::with_notifier(move |mut message: Value| {
         let method = message.get("method").and_then(Value::as_str).unwrap_or("");
-        if !methods.contains(&method) {
+        if !methods.contains(&method)
+            || (method == "notifications/tasks"
+                && !heard.load(std::sync::atomic::Ordering::Acquire))
+        {
             return;
         }
         if let Some(Value::Object(params)) = message
@@ -471,6 +526,15 @@ pub(crate) async fn listen(
         }
         forward.deliver(message);
     });
+    if let Some(ids) = &task_ids {
+        let agreed = server.watch_tasks(&subscription, ids, &caller);
+        accepted.insert("taskIds".into(), json!(agreed));
+    }
+    outlet.deliver(tag(jsonrpc::notification(
+        "notifications/subscriptions/acknowledged",
+        Some(json!({ "notifications": accepted })),
+    )));
+    acknowledged.store(true, std::sync::atomic::Ordering::Release);
     for uri in &uris {
         subscription.subscribe(uri);
     }

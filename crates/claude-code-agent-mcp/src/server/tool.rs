@@ -24,6 +24,25 @@ pub const MAX_RESULT_SIZE_CHARS_META: &str = "anthropic/maxResultSizeChars";
 /// 500,000 pass whole, 500,001 are saved to a file.
 pub const CLI_MAX_RESULT_SIZE_CHARS: u64 = 500_000;
 
+/// Whether a tool's calls run as tasks (the Tasks extension,
+/// `io.modelcontextprotocol/tasks`). The extension is the stateless
+/// revision's (2026-07-28): a request opts in by declaring it in its
+/// `_meta` client capabilities; the server decides, per call, from this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// Never: every call is answered with its result (the default).
+    #[default]
+    Forbidden,
+    /// When the request declares the extension, the call is answered at
+    /// once with a task; otherwise it runs as a plain call.
+    Optional,
+    /// Only as a task: a request that does not declare the extension (any
+    /// request of the session-based revisions) is refused with `-32021`
+    /// (missing required client capability), naming the extension.
+    Required,
+}
+
 /// A tool the model can call: name, description, input schema and an async
 /// handler, plus optional title, annotations, `_meta` and output schema.
 ///
@@ -83,6 +102,7 @@ pub struct Tool {
     pub(crate) timeout: Option<Duration>,
     pub(crate) progress_cap: Option<Duration>,
     pub(crate) max_result_chars: Option<usize>,
+    pub(crate) task_support: TaskSupport,
 }
 
 impl Tool {
@@ -155,6 +175,7 @@ impl Tool {
             timeout: None,
             progress_cap: None,
             max_result_chars: None,
+            task_support: TaskSupport::Forbidden,
         }
     }
 
@@ -304,6 +325,25 @@ impl Tool {
         self
     }
 
+    /// Whether the tool's calls run as tasks (the Tasks extension,
+    /// `io.modelcontextprotocol/tasks`, of the 2026-07-28 revision): with
+    /// [`TaskSupport::Optional`] or [`TaskSupport::Required`], a call whose
+    /// request declares the extension is answered at once with a task that
+    /// the client polls (`tasks/get`), and the handler runs on, under the
+    /// tool's [`timeout`](Self::timeout) as any call. See "Long-running
+    /// tools as tasks" in `docs/mcp-servers.md`.
+    ///
+    /// In a task, the handler's requests to the client
+    /// ([`ToolContext::request`](super::ToolContext::request), elicitations
+    /// and sampling) become the task's `inputRequests`, answered by the
+    /// client's `tasks/update`; its progress and log messages go nowhere;
+    /// a panic fails the task with `-32603` (in a plain call it is an
+    /// `isError` result).
+    pub fn task_support(mut self, support: TaskSupport) -> Self {
+        self.task_support = support;
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.info.name
@@ -322,6 +362,7 @@ impl fmt::Debug for Tool {
             .field("timeout", &self.timeout)
             .field("progress_cap", &self.progress_cap)
             .field("max_result_chars", &self.max_result_chars)
+            .field("task_support", &self.task_support)
             .finish_non_exhaustive()
     }
 }

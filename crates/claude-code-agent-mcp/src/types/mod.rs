@@ -17,6 +17,7 @@ mod prompts;
 mod resources;
 mod shared_map;
 pub mod skills;
+mod tasks;
 
 pub use capabilities::ClientCapabilities;
 pub use content::{Annotations, Content, ResourceContents, json_type_name, stringify_text_field};
@@ -30,6 +31,8 @@ pub use resources::{
     ResourceTemplate,
 };
 pub use shared_map::SharedMap;
+pub(crate) use tasks::iso8601;
+pub use tasks::{TASKS_EXTENSION, Task, TaskStatus, ToolCallOutcome, tasks_extension_capability};
 
 /// The MCP protocol revisions this crate speaks, oldest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =

@@ -77,6 +77,10 @@ pub struct SubscriptionFilter {
     /// `notifications/resources/updated` for these resource URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// `notifications/tasks` for these tasks (the Tasks extension); in an
+    /// acknowledgement, the tasks the server agreed to tell of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
     /// Other fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -115,6 +119,16 @@ impl SubscriptionFilter {
         self.resource_subscriptions
             .get_or_insert_with(Vec::new)
             .push(uri.into());
+        self
+    }
+
+    /// Asks for `notifications/tasks` about the task `task_id` (the Tasks
+    /// extension: the request then declares it). A server tells of tasks
+    /// it runs itself, the caller's, until they end.
+    pub fn task(mut self, task_id: impl Into<String>) -> Self {
+        self.task_ids
+            .get_or_insert_with(Vec::new)
+            .push(task_id.into());
         self
     }
 }

@@ -84,6 +84,7 @@ mod serve_lines_admission;
 mod serve_stdio;
 mod size_cap;
 mod support;
+mod tasks;
 mod timeout;
 mod timeout_env;
 mod tool_context;

@@ -19,32 +19,19 @@ const SUITES: &[(&str, &[&str], usize, usize)] = &[
         83,
         0,
     ),
-    // Every scored scenario passes; the failures are all in EXPECTED_FAILURES.
+    // The Tasks extension's scenarios (`tasks-*`) included.
     (
         "conformance-alpha",
         &["--requirements", "2026-07-28"],
-        164,
-        30,
+        196,
+        0,
     ),
 ];
 
 /// Scenarios that fail, and why. Each is "not scored" for its revision, so
 /// the harness still exits 0; a scenario listed here that starts passing
 /// (or one not listed that fails) fails this test.
-const EXPECTED_FAILURES: &[(&str, &str)] = &[
-    ("tasks-lifecycle", TASKS),
-    ("tasks-capability-negotiation", TASKS),
-    ("tasks-wire-fields", TASKS),
-    ("tasks-request-state-removal", TASKS),
-    ("tasks-mrtr-input", TASKS),
-    ("tasks-request-headers", TASKS),
-    ("tasks-dispatch-and-envelope", TASKS),
-    ("tasks-required-task-error", TASKS),
-    ("tasks-mrtr-composition", TASKS),
-];
-
-const TASKS: &str = "the Tasks extension (SEP-2663, io.modelcontextprotocol/tasks) is not \
-                     implemented: an optional extension, not scored for 2026-07-28";
+const EXPECTED_FAILURES: &[(&str, &str)] = &[];
 
 fn installed(dir: &Path) -> bool {
     dir.join(".mcp-peers-installed").exists()

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use claude_code_agent_mcp::http_server::{
     EventStore, MemoryEventStore, StoreFuture, StoredStream, StreamWrite, StreamableHttpConfig,
 };
+use claude_code_agent_mcp::server::{StoredTask, TaskStore};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -278,6 +279,18 @@ impl EventStore for Silent {
     }
 }
 
+impl TaskStore for Silent {
+    fn create_task<'a>(&'a self, _: &'a str, _: &'a [u8], _: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(pending())
+    }
+    fn load_task<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Option<StoredTask>> {
+        Box::pin(pending())
+    }
+    fn update_task<'a>(&'a self, _: &'a str, _: &'a [u8], _: bool) -> StoreFuture<'a, bool> {
+        Box::pin(pending())
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_that_does_not_answer_fails_requests_with_503_on_time() {
     let config = StreamableHttpConfig::default()
@@ -318,7 +331,7 @@ fn event(stream: u64, seq: u64) -> StreamWrite {
 
 /// What every [`EventStore`] must do, checked on `store`, made to keep 2
 /// events per stream and streams for `ttl` (`scale_out.rs` runs it on
-/// Redis).
+/// Redis); its tasks are made to be kept `ttl`.
 pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
     let s = format!("contract-{}", std::process::id());
     let s = s.as_str();
@@ -421,6 +434,33 @@ pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
         None,
         "sessions expire"
     );
+
+    // Tasks: created, replaced until final, final once, gone after their TTL.
+    let t = format!("task-{}", std::process::id());
+    let t = t.as_str();
+    assert_eq!(store.load_task(t).await.unwrap(), None);
+    assert!(
+        !store.update_task(t, b"w", false).await.unwrap(),
+        "no task yet"
+    );
+    store.create_task(t, b"working", ttl).await.unwrap();
+    assert_eq!(
+        store.load_task(t).await.unwrap(),
+        Some(StoredTask::new(b"working".to_vec(), false))
+    );
+    assert!(store.update_task(t, b"input", false).await.unwrap());
+    assert!(store.update_task(t, b"cancelled", true).await.unwrap());
+    assert!(
+        !store.update_task(t, b"completed", true).await.unwrap(),
+        "a final record stays"
+    );
+    assert!(!store.update_task(t, b"working", false).await.unwrap());
+    assert_eq!(
+        store.load_task(t).await.unwrap(),
+        Some(StoredTask::new(b"cancelled".to_vec(), true))
+    );
+    tokio::time::sleep(ttl * 3).await;
+    assert_eq!(store.load_task(t).await.unwrap(), None, "tasks expire");
 }
 
 #[tokio::test]

@@ -11,7 +11,9 @@
 //! session carries on at another replica; the replica, restarted, takes new
 //! sessions; what Redis keeps expires and stays small; without Redis,
 //! requests that need it fail at once with a 503 naming it, and work again
-//! once it is back.
+//! once it is back. Tasks (the Tasks extension) started through the
+//! balancer are followed, fetched and cancelled through any replica, and
+//! the tasks of a killed replica are reported failed, none lost.
 //!
 //! `scripts/install-services` installs haproxy, nginx and redis-server
 //! (Debian's packages); without them these tests are skipped, loudly,
@@ -28,6 +30,7 @@ use claude_code_agent_mcp::client::{
     ServerNotification,
 };
 use claude_code_agent_mcp::http_server::RedisEventStore;
+use claude_code_agent_mcp::types::{Task, TaskStatus, ToolCallOutcome};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -661,6 +664,109 @@ async fn without_redis_requests_that_need_it_fail_at_once_and_work_again_once_it
             .text_content(),
         "3"
     );
+}
+
+/// The task `id` once it ended, or as it is after `wait` (errors of a
+/// replica the balancer has not yet seen die are retried).
+async fn settled(client: &McpClient, id: &str, wait: Duration) -> Task {
+    let deadline = Instant::now() + wait;
+    let mut last = None;
+    while Instant::now() < deadline {
+        if let Ok(task) = client.get_task(id).await {
+            if task.status.is_terminal() {
+                return task;
+            }
+            last = Some(task);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    last.unwrap_or_else(|| panic!("task {id} could not be read for {wait:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_haproxy_tasks_go_through_any_replica_and_a_killed_replicas_tasks_fail() {
+    let test = "through_haproxy_tasks_go_through_any_replica_and_a_killed_replicas_tasks_fail";
+    let Some(services) = Services::find(test) else {
+        return;
+    };
+    let mut deployment = Deployment::start(&services, Balancer::Haproxy, true).await;
+    let (client, _) = client(&deployment.url, HandshakeMode::Auto).await;
+    assert!(client.server_state().stateless);
+    let start = |seconds: f64| {
+        let client = &client;
+        async move {
+            match client
+                .call_tool_as_task("job", json!({"seconds": seconds}))
+                .await
+                .unwrap()
+            {
+                ToolCallOutcome::Task(task) => task.task_id,
+                other => panic!("expected a task: {other:?}"),
+            }
+        }
+    };
+
+    // Polled (round-robin: through every replica) to its result.
+    let short = start(0.5).await;
+    let result = tokio::time::timeout(Duration::from_secs(20), client.wait_task(&short))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(result.text_content().starts_with('r'), "{result:?}");
+
+    // Cancelled through whichever replica the balancer picks.
+    let long = start(60.0).await;
+    client.cancel_task(&long).await.unwrap();
+    let e = tokio::time::timeout(Duration::from_secs(20), client.wait_task(&long))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(e.is_cancelled(), "{e:?}");
+
+    // Six tasks, spread over the replicas; r2 gets kill -9. Its tasks are
+    // reported failed once their lease (1 s) is over; the others run on.
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(start(60.0).await);
+    }
+    deployment.replicas[1].take().unwrap().kill().await;
+    let mut failed = 0;
+    for id in &ids {
+        let task = settled(&client, id, Duration::from_secs(4)).await;
+        match task.status {
+            TaskStatus::Failed => {
+                failed += 1;
+                let error = task.error.unwrap();
+                assert!(
+                    error.message.contains("replica running this task stopped"),
+                    "{error:?}"
+                );
+            }
+            TaskStatus::Working => {}
+            other => panic!("task {id}: {other:?}"),
+        }
+    }
+    assert!(
+        (1..6).contains(&failed),
+        "r2's tasks failed, the others run: {failed}"
+    );
+    // None is lost: the others end too, cancelled.
+    for id in &ids {
+        let _ = client.cancel_task(id).await;
+        let task = settled(&client, id, Duration::from_secs(10)).await;
+        assert!(task.status.is_terminal(), "{id}: {task:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_redis_store_tasks_survive_their_replica() {
+    let Some(services) = Services::find("with_the_redis_store_tasks_survive_their_replica") else {
+        return;
+    };
+    let port = free_port();
+    let _redis = services.redis(port).await;
+    let url = format!("redis://127.0.0.1:{port}");
+    crate::tasks::tasks_survive_their_replica(|| RedisEventStore::new(&url).unwrap()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

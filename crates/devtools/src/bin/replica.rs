@@ -8,7 +8,8 @@
 //!
 //! Serves the MCP crate's test calculator (`add`, `slow` with progress, …),
 //! named NAME (the `serverInfo` of the sessions it opens), plus `whoami`
-//! (answers NAME: the replica serving the call) at
+//! (answers NAME: the replica serving the call) and `job` (a task, the
+//! Tasks extension: works `seconds`, then answers NAME; task lease 1 s) at
 //! `http://127.0.0.1:PORT/mcp`. With `--redis`, sessions and SSE events are
 //! shared through Redis (`RedisEventStore`, stream TTL 60 s); with
 //! `--session-prefix`, its session ids start with P. Prints `listening` once
@@ -24,6 +25,12 @@ use claude_code_agent_mcp::Tool;
 use claude_code_agent_mcp::http_server::{
     RedisEventStore, StreamableHttpConfig, StreamableHttpService,
 };
+use claude_code_agent_mcp::server::TaskSupport;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Job {
+    seconds: f64,
+}
 
 fn usage() -> ! {
     eprintln!("usage: replica --port PORT --name NAME [--redis URL] [--session-prefix P]");
@@ -46,7 +53,21 @@ async fn main() -> std::io::Result<()> {
         }
     }
     let port = port.unwrap_or_else(|| usage());
-    let server = calc::calc_builder(&name).build();
+    let worker = name.clone();
+    let server = calc::calc_builder(&name)
+        .tool(
+            Tool::new("job", "Works `seconds`, as a task", move |a: Job| {
+                let me = worker.clone();
+                async move {
+                    tokio::time::sleep(Duration::from_secs_f64(a.seconds.clamp(0.0, 600.0))).await;
+                    me
+                }
+            })
+            .task_support(TaskSupport::Optional)
+            .timeout(Duration::from_secs(600)),
+        )
+        .task_lease(Duration::from_secs(1))
+        .build();
     let me = name.clone();
     server.add_tool(Tool::new(
         "whoami",

@@ -8,6 +8,8 @@ use axum::body::Bytes;
 use serde_json::Value;
 
 use super::{EventStore, StoreFuture, StoredStream, StreamWrite};
+use crate::server::limits::{DEFAULT_MAX_TASK_BYTES, DEFAULT_MAX_TASKS};
+use crate::server::{MemoryTaskStore, StoredTask, TaskStore};
 
 /// How long a stream is kept after its last write, by default.
 const STREAM_TTL: Duration = Duration::from_secs(300);
@@ -19,10 +21,14 @@ const SWEEP_EVERY: u64 = 1024;
 /// An [`EventStore`] in this process's memory, shared by the services it is
 /// given to (clones share it): replicas in one process, and tests. What it
 /// keeps expires (streams [`ttl`](Self::ttl) after their last write,
-/// sessions after theirs) and is swept as writes come.
+/// sessions after theirs) and is swept as writes come. Its tasks are a
+/// [`MemoryTaskStore`] bounded as a server's own are by default (1000
+/// tasks, 64 MiB).
 #[derive(Clone, Debug)]
 pub struct MemoryEventStore {
     inner: Arc<Mutex<Inner>>,
+    /// The tasks, bounded as a server's own are by default.
+    tasks: Arc<MemoryTaskStore>,
     ttl: Duration,
     events_per_stream: usize,
 }
@@ -56,6 +62,10 @@ impl MemoryEventStore {
     pub fn new() -> Self {
         Self {
             inner: Arc::default(),
+            tasks: Arc::new(MemoryTaskStore::new(
+                DEFAULT_MAX_TASKS,
+                DEFAULT_MAX_TASK_BYTES,
+            )),
             ttl: STREAM_TTL,
             events_per_stream: EVENTS_PER_STREAM,
         }
@@ -105,6 +115,30 @@ impl Inner {
             *kept = Kept::default();
         }
         kept
+    }
+}
+
+impl TaskStore for MemoryEventStore {
+    fn create_task<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a [u8],
+        ttl: Duration,
+    ) -> StoreFuture<'a, ()> {
+        self.tasks.create_task(id, record, ttl)
+    }
+
+    fn load_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredTask>> {
+        self.tasks.load_task(id)
+    }
+
+    fn update_task<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a [u8],
+        last: bool,
+    ) -> StoreFuture<'a, bool> {
+        self.tasks.update_task(id, record, last)
     }
 }
 

@@ -7,20 +7,17 @@ mod memory;
 mod redis;
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
 use serde_json::Value;
 
+use crate::server::TaskStore;
+pub use crate::server::{StoreError, StoreFuture};
 pub use memory::MemoryEventStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisEventStore;
-
-/// The future an [`EventStore`] method returns.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// Where the replicas of a Streamable HTTP service keep their sessions and
 /// the events of their SSE streams.
@@ -45,15 +42,22 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 ///   [`StreamWrite::TakeOver`]: the dead replica's answer, if it ever comes,
 ///   is refused).
 ///
+/// * the records of the tasks of the server it serves (the Tasks
+///   extension): an event store is a [`TaskStore`], whose three methods
+///   say what each must guarantee, so that any replica answers
+///   `tasks/get` and `tasks/cancel` for a task another one runs, and
+///   reports failed a task whose replica died.
+///
 /// [`MemoryEventStore`] shares one process's memory (replicas in one
 /// process, tests); `RedisEventStore` (feature `redis`) is the one to
 /// deploy (docs/deployment.md). Another database
-/// implements this trait: its six methods say what each must guarantee.
+/// implements this trait and [`TaskStore`]: their nine methods say what
+/// each must guarantee.
 ///
 /// Every method is bounded by the service's
 /// [`store_timeout`](super::StreamableHttpConfig::store_timeout): a store
 /// that does not answer in time is treated as failing.
-pub trait EventStore: fmt::Debug + Send + Sync + 'static {
+pub trait EventStore: TaskStore + fmt::Debug + Send + Sync + 'static {
     /// Keeps a session's record (opaque bytes) for `ttl`, replacing any.
     fn save_session<'a>(
         &'a self,
@@ -179,42 +183,5 @@ impl StoredStream {
             events,
             ended,
         }
-    }
-}
-
-/// An [`EventStore`] failed, or did not answer in time.
-#[derive(Debug)]
-pub struct StoreError {
-    message: String,
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
-}
-
-impl StoreError {
-    /// An error saying `message` (what failed, and where).
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            source: None,
-        }
-    }
-
-    /// The same error, caused by `source`.
-    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        self.source = Some(Box::new(source));
-        self
-    }
-}
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }

@@ -8,7 +8,9 @@
 //! `…:<stream>:h` the rest of it (a hash: `r` the request it answers, as
 //! JSON; `n` the seq of its last event; `x` set once it ended). Every key
 //! has a TTL; a batch of writes is one Lua script, so each write is atomic
-//! and a batch costs one round trip.
+//! and a batch costs one round trip. A task is `<prefix>task:{<id>}`, a
+//! hash: `r` its record, `x` set once it is final; its TTL is set when it
+//! is created, and an update (a Lua script: atomic) keeps it.
 
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use serde_json::Value;
 
 use super::{EventStore, StoreError, StoreFuture, StoredStream, StreamWrite};
+use crate::server::{StoredTask, TaskStore};
 
 /// Applies a batch: 2 keys per write (events, hash), and per write 3
 /// arguments (kind, seq, payload) after the TTL (ms) and the cap. A run of
@@ -74,6 +77,19 @@ end
 return out
 ";
 
+/// Replaces a task's record unless it is final (or gone): KEYS[1] the
+/// task's hash, ARGV[1] the record, ARGV[2] `1` to make it final.
+const UPDATE_TASK: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'x') == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+if ARGV[2] == '1' then
+  redis.call('HSET', KEYS[1], 'x', '1')
+end
+return 1
+";
+
 /// An [`EventStore`] in Redis 6.2 or later (or Valkey). Cheap to clone
 /// (clones share the connection).
 ///
@@ -91,6 +107,7 @@ return out
 pub struct RedisEventStore {
     conn: ConnectionManager,
     script: redis::Script,
+    update_task: redis::Script,
     address: String,
     prefix: String,
     ttl: Duration,
@@ -152,6 +169,7 @@ impl RedisEventStore {
         Ok(Self {
             conn,
             script: redis::Script::new(WRITE),
+            update_task: redis::Script::new(UPDATE_TASK),
             address,
             prefix: "mcp:".into(),
             ttl: Duration::from_secs(300),
@@ -183,6 +201,10 @@ impl RedisEventStore {
         format!("{}{{{id}}}", self.prefix)
     }
 
+    fn task_key(&self, id: &str) -> String {
+        format!("{}task:{{{id}}}", self.prefix)
+    }
+
     fn stream_key(&self, session: &str, stream: u64, part: &str) -> String {
         format!("{}{{{session}}}:{stream}:{part}", self.prefix)
     }
@@ -190,6 +212,71 @@ impl RedisEventStore {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl TaskStore for RedisEventStore {
+    fn create_task<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a [u8],
+        ttl: Duration,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let key = self.task_key(id);
+            redis::pipe()
+                .atomic()
+                .cmd("DEL")
+                .arg(&key)
+                .ignore()
+                .cmd("HSET")
+                .arg(&key)
+                .arg("r")
+                .arg(record)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(ttl))
+                .ignore()
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(|e| failed("creating a task", &self.address, e))
+        })
+    }
+
+    fn load_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredTask>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let (record, last): (Option<Vec<u8>>, Option<String>) = redis::cmd("HMGET")
+                .arg(self.task_key(id))
+                .arg("r")
+                .arg("x")
+                .query_async(&mut conn)
+                .await
+                .map_err(|e| failed("reading a task", &self.address, e))?;
+            Ok(record.map(|record| StoredTask::new(record, last.is_some())))
+        })
+    }
+
+    fn update_task<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a [u8],
+        last: bool,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let applied: i64 = self
+                .update_task
+                .key(self.task_key(id))
+                .arg(record)
+                .arg(if last { "1" } else { "0" })
+                .invoke_async(&mut conn)
+                .await
+                .map_err(|e| failed("updating a task", &self.address, e))?;
+            Ok(applied == 1)
+        })
+    }
 }
 
 impl EventStore for RedisEventStore {

@@ -10,6 +10,7 @@
 //! The port comes from the first argument, else `PORT`, else 3000.
 
 mod round_trips;
+mod tasks;
 mod tools;
 
 use claude_code_agent_mcp::http_server::serve_http;
@@ -30,6 +31,7 @@ fn server() -> Server {
     };
     let server = Server::builder("mcp-conformance-test-server", "1.0.0")
         .tools(tools())
+        .tools(tasks::task_tools())
         .resource(
             Resource::new(
                 "test://static-text",

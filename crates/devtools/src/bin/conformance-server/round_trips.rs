@@ -9,7 +9,7 @@ use claude_code_agent_mcp::server::stateless::missing_client_capability;
 use claude_code_agent_mcp::server::{
     ClientRequestError, Handler, Prompt, PromptRequest, RequestContext, prompt_user,
 };
-use claude_code_agent_mcp::types::InputRequest;
+use claude_code_agent_mcp::types::{InputRequest, InputRequiredResult};
 use claude_code_agent_mcp::{Content, Server, Tool, ToolContext};
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
@@ -191,8 +191,43 @@ impl Conformance {
     }
 }
 
+/// `test_tool_with_task`: its first round asks for the user's name
+/// (`input_required`); the next, with the answer, goes to the server with
+/// the name as an argument, and the server runs it as a task (a tool that
+/// must run as a task is one the server starts before its handler runs,
+/// so the round before it is answered here).
+fn gather_then_task(mut message: Value) -> Result<Value, Value> {
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let name = message
+        .pointer("/params/inputResponses/user_name/content/name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let Some(name) = name else {
+        let mut round = InputRequiredResult::default();
+        round.input_requests.insert(
+            "user_name".into(),
+            elicitation("What is your name?", "name"),
+        );
+        return Err(jsonrpc::response(&id, round.into_value()));
+    };
+    if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
+        params.remove("inputResponses");
+        params.remove("requestState");
+        params.insert("arguments".into(), json!({"user_name": name}));
+    }
+    Ok(message)
+}
+
 impl Handler for Conformance {
     fn handle(&self, message: Value, ctx: RequestContext) -> BoxFuture<'_, Option<Value>> {
+        if message.pointer("/params/name").and_then(Value::as_str) == Some("test_tool_with_task")
+            && message.get("method").and_then(Value::as_str) == Some("tools/call")
+        {
+            return match gather_then_task(message) {
+                Ok(message) => Box::pin(self.server.handle(message, ctx)),
+                Err(round) => Box::pin(async move { Some(round) }),
+            };
+        }
         let capabilities = "/params/_meta/io.modelcontextprotocol~1clientCapabilities";
         if message.pointer("/params/name") == Some(&json!("test_missing_capability"))
             && message.get("method") == Some(&json!("tools/call"))
