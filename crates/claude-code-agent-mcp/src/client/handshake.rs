@@ -10,8 +10,8 @@ use super::error::error_chain;
 use super::options::{HandshakeMode, RequestOptions};
 use super::{Error, ServerState};
 use crate::types::{
-    DiscoverResult, InitializeResult, SERVER_INFO_META, STATELESS_PROTOCOL_VERSION,
-    SUPPORTED_PROTOCOL_VERSIONS,
+    DiscoverResult, InitializeResult, SERVER_INFO_META, SESSION_PROTOCOL_VERSIONS,
+    STATELESS_PROTOCOL_VERSION,
 };
 
 pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, Error> {
@@ -97,11 +97,11 @@ async fn initialize(inner: &Arc<Inner>) -> Result<ServerState, Error> {
     let init: InitializeResult = serde_json::from_value(result)
         .map_err(|e| Error::invalid_response("initialize: unusable result").with_source(e))?;
     // The spec: a client that does not speak the server's answer disconnects.
-    if !SUPPORTED_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
+    if !SESSION_PROTOCOL_VERSIONS.contains(&init.protocol_version.as_str()) {
         return Err(Error::invalid_response(format!(
             "initialize: the server answered with protocol version {:?}, which this client does not speak (it speaks {}); disconnected",
             init.protocol_version,
-            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+            SESSION_PROTOCOL_VERSIONS.join(", ")
         )));
     }
     inner.transport.set_protocol_version(&init.protocol_version);

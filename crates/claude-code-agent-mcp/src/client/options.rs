@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::ServerNotification;
 use super::transport::SendOptions;
 use crate::jsonrpc::ErrorObject;
-use crate::types::{Implementation, LATEST_PROTOCOL_VERSION};
+use crate::types::{Implementation, LATEST_SESSION_PROTOCOL_VERSION};
 
 /// The default per-request timeout.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -84,7 +84,7 @@ impl ClientOptions {
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             client_info: Implementation::new(name, version),
-            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+            protocol_version: LATEST_SESSION_PROTOCOL_VERSION.to_owned(),
             handshake: HandshakeMode::Auto,
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             discover_timeout: DEFAULT_DISCOVER_TIMEOUT,

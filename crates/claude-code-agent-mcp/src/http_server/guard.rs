@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::auth::constant_time_eq;
 use super::config::StreamableHttpConfig;
 use crate::jsonrpc::{self, ErrorObject};
-use crate::types::SUPPORTED_PROTOCOL_VERSIONS;
+use crate::types::SESSION_PROTOCOL_VERSIONS;
 
 /// The protocol revision assumed when a request has no `MCP-Protocol-Version`.
 pub const ASSUMED_PROTOCOL_VERSION: &str = "2025-03-26";
@@ -126,7 +126,7 @@ pub(crate) fn check_protocol_version(headers: &HeaderMap, id: &Value) -> Result<
         return Ok(ASSUMED_PROTOCOL_VERSION.to_owned());
     };
     let version = value.to_str().unwrap_or_default().trim();
-    if SUPPORTED_PROTOCOL_VERSIONS.contains(&version) {
+    if SESSION_PROTOCOL_VERSIONS.contains(&version) {
         Ok(version.to_owned())
     } else {
         Err(error(
@@ -135,7 +135,7 @@ pub(crate) fn check_protocol_version(headers: &HeaderMap, id: &Value) -> Result<
             jsonrpc::INVALID_REQUEST,
             format!(
                 "Bad Request: unsupported MCP-Protocol-Version {version:?} (supported: {})",
-                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+                SESSION_PROTOCOL_VERSIONS.join(", ")
             ),
         ))
     }

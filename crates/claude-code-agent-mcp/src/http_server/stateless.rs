@@ -30,7 +30,7 @@ use crate::server::stateless::{
 };
 use crate::server::{AccessToken, RequestContext, ResponseStream, answer, watchdog, watched};
 use crate::transport::mcp_headers;
-use crate::types::{PROTOCOL_VERSION_META, SUPPORTED_PROTOCOL_VERSIONS};
+use crate::types::{PROTOCOL_VERSION_META, SESSION_PROTOCOL_VERSIONS};
 
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
@@ -49,7 +49,7 @@ fn body_version(message: &Value) -> Option<&str> {
 /// its body carries the stateless `_meta`, or it is `server/discover`.
 pub(crate) fn is_stateless(headers: &HeaderMap, message: &Value) -> bool {
     match header(headers, "mcp-protocol-version") {
-        Some(v) => !SUPPORTED_PROTOCOL_VERSIONS.contains(&v),
+        Some(v) => !SESSION_PROTOCOL_VERSIONS.contains(&v),
         None => {
             body_version(message).is_some()
                 || message.get("method").and_then(Value::as_str) == Some("server/discover")

@@ -9,7 +9,7 @@ use super::{ServerInner, catalog, contain, limits, stateless, tasks};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
 use crate::types::{
-    Implementation, InitializeResult, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
+    Implementation, InitializeResult, LATEST_SESSION_PROTOCOL_VERSION, SESSION_PROTOCOL_VERSIONS,
     json_type_name,
 };
 
@@ -289,8 +289,8 @@ fn initialize(
     let protocol_version = params
         .get("protocolVersion")
         .and_then(Value::as_str)
-        .filter(|v| SUPPORTED_PROTOCOL_VERSIONS.contains(v))
-        .unwrap_or(LATEST_PROTOCOL_VERSION);
+        .filter(|v| SESSION_PROTOCOL_VERSIONS.contains(v))
+        .unwrap_or(LATEST_SESSION_PROTOCOL_VERSION);
 
     let capabilities = stateless::capabilities(server);
 

@@ -26,7 +26,7 @@ use super::{ServerInner, catalog};
 use crate::jsonrpc::{self, ErrorObject};
 use crate::types::{
     CLIENT_CAPABILITIES_META, LOG_LEVEL_META, PROTOCOL_VERSION_META, SERVER_INFO_META,
-    SUBSCRIPTION_ID_META, SUPPORTED_PROTOCOL_VERSIONS, TASKS_EXTENSION, json_type_name,
+    SESSION_PROTOCOL_VERSIONS, SUBSCRIPTION_ID_META, TASKS_EXTENSION, json_type_name,
 };
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel, SharedMap};
 
@@ -58,7 +58,7 @@ const CACHEABLE: &[&str] = &[
 
 /// Every revision the server speaks, oldest first (`supportedVersions`).
 pub fn supported_versions() -> Vec<&'static str> {
-    SUPPORTED_PROTOCOL_VERSIONS
+    SESSION_PROTOCOL_VERSIONS
         .iter()
         .chain(STATELESS_PROTOCOL_VERSIONS)
         .copied()

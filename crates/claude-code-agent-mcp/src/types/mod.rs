@@ -34,12 +34,31 @@ pub use shared_map::SharedMap;
 pub(crate) use tasks::iso8601;
 pub use tasks::{TASKS_EXTENSION, Task, TaskStatus, ToolCallOutcome, tasks_extension_capability};
 
-/// The MCP protocol revisions this crate speaks, oldest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
+/// Every MCP protocol revision this crate speaks, oldest first: the
+/// session revisions ([`SESSION_PROTOCOL_VERSIONS`]), then the stateless
+/// one ([`STATELESS_PROTOCOL_VERSION`]).
+pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] = &[
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    STATELESS_PROTOCOL_VERSION,
+];
+
+/// The newest protocol revision this crate speaks, 2026-07-28: the one a
+/// client speaks when the server offers it (`server/discover`), and a
+/// server answers at.
+pub const LATEST_PROTOCOL_VERSION: &str = STATELESS_PROTOCOL_VERSION;
+
+/// The revisions that open a session with `initialize`, oldest first: what
+/// `initialize` negotiates, and what a session's `MCP-Protocol-Version`
+/// header may name.
+pub const SESSION_PROTOCOL_VERSIONS: &[&str] =
     &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
-/// The newest protocol revision this crate speaks.
-pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+/// The newest session revision: what `initialize` asks for and answers by
+/// default.
+pub const LATEST_SESSION_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// The stateless protocol revision (no `initialize`; `server/discover`, and
 /// every request carries its protocol version, client info and capabilities

@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use claude_code_agent_mcp::server::stateless::{HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
-use claude_code_agent_mcp::types::{SERVER_INFO_META, SUBSCRIPTION_ID_META};
+use claude_code_agent_mcp::types::{
+    LATEST_PROTOCOL_VERSION, SERVER_INFO_META, SESSION_PROTOCOL_VERSIONS, SUBSCRIPTION_ID_META,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
 use claude_code_agent_mcp::{LogLevel, RequestContext, Server, Session, Tool, ToolContext};
 use serde_json::{Value, json};
 
@@ -52,17 +55,16 @@ async fn call(server: &Server, method: &str, params: Value) -> Value {
 async fn discover_describes_the_server() {
     let reply = call(&server(), "server/discover", json!({"_meta": meta()})).await;
     let r = &reply["result"];
-    assert!(
-        r["supportedVersions"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("2026-07-28"))
+    // Every revision, oldest first; the newest is the stateless one.
+    assert_eq!(r["supportedVersions"], json!(SUPPORTED_PROTOCOL_VERSIONS));
+    assert_eq!(LATEST_PROTOCOL_VERSION, "2026-07-28");
+    assert_eq!(
+        SUPPORTED_PROTOCOL_VERSIONS.last(),
+        Some(&LATEST_PROTOCOL_VERSION)
     );
-    assert!(
-        r["supportedVersions"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("2025-11-25"))
+    assert_eq!(
+        SUPPORTED_PROTOCOL_VERSIONS[..SESSION_PROTOCOL_VERSIONS.len()],
+        *SESSION_PROTOCOL_VERSIONS
     );
     assert_eq!(r["capabilities"]["tools"]["listChanged"], true);
     assert_eq!(r["serverInfo"]["name"], "disco");

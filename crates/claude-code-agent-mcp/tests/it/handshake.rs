@@ -1,7 +1,7 @@
 //! `initialize` and `ping`.
 
 use crate::support::*;
-use claude_code_agent_mcp::types::{LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS};
+use claude_code_agent_mcp::types::{LATEST_SESSION_PROTOCOL_VERSION, SESSION_PROTOCOL_VERSIONS};
 use claude_code_agent_mcp::{RequestContext, Server};
 use serde_json::json;
 
@@ -12,7 +12,7 @@ fn server() -> Server {
 #[tokio::test]
 async fn initialize_echoes_every_supported_protocol_version() {
     let server = server();
-    for version in SUPPORTED_PROTOCOL_VERSIONS {
+    for version in SESSION_PROTOCOL_VERSIONS {
         let reply = ask(&server, cli_initialize(0, version)).await;
         assert_eq!(result(&reply)["protocolVersion"], *version);
     }
@@ -23,13 +23,15 @@ async fn initialize_answers_latest_for_unknown_or_missing_version() {
     let server = server();
     for params in [
         json!({"protocolVersion":"1999-01-01","capabilities":{}}),
+        // The stateless revision has no `initialize`.
+        json!({"protocolVersion":"2026-07-28","capabilities":{}}),
         json!({"protocolVersion":42}),
         json!({}),
     ] {
         let reply = ask(&server, req(0, "initialize", params.clone())).await;
         assert_eq!(
             result(&reply)["protocolVersion"],
-            LATEST_PROTOCOL_VERSION,
+            LATEST_SESSION_PROTOCOL_VERSION,
             "{params}"
         );
     }
@@ -38,7 +40,10 @@ async fn initialize_answers_latest_for_unknown_or_missing_version() {
         json!({"jsonrpc":"2.0","id":0,"method":"initialize"}),
     )
     .await;
-    assert_eq!(result(&bare)["protocolVersion"], LATEST_PROTOCOL_VERSION);
+    assert_eq!(
+        result(&bare)["protocolVersion"],
+        LATEST_SESSION_PROTOCOL_VERSION
+    );
 }
 
 #[tokio::test]
