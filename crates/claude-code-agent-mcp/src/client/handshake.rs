@@ -16,17 +16,27 @@ use crate::types::{
 
 pub(crate) async fn handshake(inner: &Arc<Inner>) -> Result<ServerState, Error> {
     let mode = inner.options.handshake;
-    if mode != HandshakeMode::Initialize {
-        match discover(inner).await {
-            Ok(state) => return Ok(state),
-            Err(e) if mode == HandshakeMode::Discover => return Err(e),
-            Err(e) if e.is_closed() => return Err(e),
-            Err(e) => {
-                tracing::debug!(error = %error_chain(&e), "server/discover refused; falling back to initialize")
-            }
+    if mode == HandshakeMode::Initialize {
+        return initialize(inner).await;
+    }
+    match discover(inner).await {
+        Ok(state) => return Ok(state),
+        Err(e) if mode == HandshakeMode::Discover => return Err(e),
+        Err(e) if e.is_closed() => return Err(e),
+        Err(e) => {
+            tracing::debug!(error = %error_chain(&e), "server/discover refused; falling back to initialize")
         }
     }
-    initialize(inner).await
+    match initialize(inner).await {
+        // The probe timed out, yet the server answered it late and now
+        // serves the stateless revision on this connection (a slow start
+        // over stdio): it refuses `initialize` offering ours, so ask again.
+        Err(e) if offers_ours_after_refusing(&e) => {
+            tracing::debug!(error = %error_chain(&e), "initialize refused for the stateless revision; server/discover again");
+            discover(inner).await
+        }
+        outcome => outcome,
+    }
 }
 
 async fn discover(inner: &Arc<Inner>) -> Result<ServerState, Error> {

@@ -218,6 +218,51 @@ async fn close_escalates_to_sigterm_then_sigkill() {
     assert!(std::fs::metadata(format!("/proc/{pid}")).is_err());
 }
 
+/// A server that answers its first `server/discover` after the probe has
+/// timed out, and from then on serves only the stateless revision: it
+/// refuses `initialize` with `-32022`, offering 2026-07-28 (the Python SDK's
+/// stdio server does this when it starts slowly).
+const SLOW_DISCOVER_SERVER: &str = r#"
+import json, sys, time
+first = True
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m or "method" not in m:
+        continue
+    if m["method"] == "server/discover":
+        if first:
+            first = False
+            time.sleep(1.0)
+        r = {"supportedVersions": ["2026-07-28"], "capabilities": {},
+             "serverInfo": {"name": "slow", "version": "1"}}
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": r}
+    elif m["method"] == "initialize":
+        e = {"code": -32022, "message": "serving 2026-07-28 on this connection",
+             "data": {"supported": ["2026-07-28"], "requested": m["params"]["protocolVersion"]}}
+        out = {"jsonrpc": "2.0", "id": m["id"], "error": e}
+    else:
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": {}}
+    print(json.dumps(out), flush=True)
+"#;
+
+#[tokio::test]
+async fn a_probe_answered_late_then_a_refused_initialize_goes_back_to_discover() {
+    let transport = StdioTransport::spawn(
+        StdioOptions::new("python3")
+            .arg("-c")
+            .arg(SLOW_DISCOVER_SERVER),
+    )
+    .unwrap();
+    let options = ClientOptions::new("stdio-test", "1")
+        .request_timeout(Duration::from_secs(20))
+        .discover_timeout(Duration::from_millis(200));
+    let client = McpClient::connect(transport, options).await.unwrap();
+    assert!(client.server_state().stateless);
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.server_info().unwrap().name, "slow");
+    client.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_missing_program_is_a_transport_error_caused_by_the_io_error() {
     let e: Error = StdioTransport::spawn(StdioOptions::new("/nonexistent/mcp-server")).unwrap_err();
