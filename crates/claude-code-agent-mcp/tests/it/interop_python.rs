@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::peers;
+use crate::support::{peer_checks, peers};
 use claude_code_agent_mcp::client::{
     ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, StdioOptions,
     StdioTransport, Transport,
@@ -36,13 +36,7 @@ async fn scenario(transport: impl Transport, mode: HandshakeMode) {
     assert_eq!(client.server_info().unwrap().name, "py-peer");
     assert_eq!(client.instructions(), Some("Python interop peer."));
 
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = peer_checks::tool_names(&client).await;
     assert_eq!(names, ["add", "echo", "region_echo", "fail"]);
     let sum = client
         .call_tool("add", json!({"a":2,"b":40}))

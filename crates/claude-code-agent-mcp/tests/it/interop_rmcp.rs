@@ -7,13 +7,13 @@
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{
-    ClientOptions, HttpOptions, HttpTransport, McpClient, RequestOptions, ServerNotification,
-    StdioOptions, StdioTransport, Transport,
+    ClientOptions, HttpOptions, HttpTransport, McpClient, ServerNotification, StdioOptions,
+    StdioTransport, Transport,
 };
 use serde_json::json;
 
 use crate::support::{peer_checks, peers};
-use peer_checks::Seen;
+use peer_checks::{Seen, text, until};
 
 fn options(seen: &Seen) -> ClientOptions {
     let sink = seen.clone();
@@ -22,38 +22,8 @@ fn options(seen: &Seen) -> ClientOptions {
         .on_notification(move |n| sink.lock().unwrap().push(n))
 }
 
-async fn text(client: &McpClient, tool: &str) -> String {
-    client
-        .call_tool(tool, json!({}))
-        .await
-        .unwrap()
-        .text_content()
-}
-
-/// Waits (up to 10 s) until `tool` answers `want`.
-async fn until(client: &McpClient, tool: &str, want: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let got = text(client, tool).await;
-        if got == want {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{tool}: {got}, not {want}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 async fn tool_names(client: &McpClient) -> Vec<String> {
-    let mut names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let mut names = peer_checks::tool_names(client).await;
     names.sort();
     names
 }
@@ -85,15 +55,7 @@ async fn scenario(transport: impl Transport) {
 
     // Cancellation: a call that times out, then one its caller drops; the
     // server's handler sees each cancelled.
-    let e = client
-        .call_tool_with(
-            "wait",
-            json!({}),
-            RequestOptions::new().timeout(Duration::from_millis(200)),
-        )
-        .await
-        .unwrap_err();
-    assert!(e.is_timeout(), "{e:?}");
+    peer_checks::gives_up(&client, "wait", Duration::from_millis(200)).await;
     until(&client, "cancelled", "1").await;
     let dropped = tokio::time::timeout(
         Duration::from_millis(200),

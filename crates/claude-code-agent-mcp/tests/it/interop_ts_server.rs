@@ -74,13 +74,7 @@ async fn calls(client: &McpClient, seen: &Seen) {
     assert_eq!(client.server_info().unwrap().name, "ts-peer");
     assert_eq!(client.protocol_version(), "2025-11-25");
     assert_eq!(client.instructions(), Some("TypeScript interop peer."));
-    let names: Vec<String> = client
-        .list_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name)
-        .collect();
+    let names = peer_checks::tool_names(client).await;
     assert_eq!(names[..4], ["add", "fail", "slow", "touch"]);
     let sum = client
         .call_tool("add", json!({"a": 2, "b": 3}))

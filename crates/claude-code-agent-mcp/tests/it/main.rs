@@ -51,6 +51,10 @@ mod interop_python;
 #[cfg(feature = "http-client")]
 mod interop_rmcp;
 #[cfg(feature = "http-server")]
+mod interop_ts2_client;
+#[cfg(feature = "http-client")]
+mod interop_ts2_server;
+#[cfg(feature = "http-server")]
 mod interop_ts_client;
 #[cfg(feature = "http-client")]
 mod interop_ts_server;

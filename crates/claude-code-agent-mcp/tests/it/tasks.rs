@@ -16,6 +16,7 @@ use claude_code_agent_mcp::types::{TaskStatus, ToolCallOutcome};
 use claude_code_agent_mcp::{Server, ServerBuilder, Tool, ToolContext};
 use serde_json::{Value, json};
 
+use crate::support::Unfinished;
 use crate::support::wire::Lines;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -27,24 +28,6 @@ struct Work {
 
 /// Set when a `work` call is cancelled.
 type Flag = Arc<AtomicBool>;
-
-/// Sets its flag when dropped before it was disarmed: a handler dropped
-/// mid-call (its task cancelled).
-struct Unfinished(Option<Flag>);
-
-impl Unfinished {
-    fn finished(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for Unfinished {
-    fn drop(&mut self) {
-        if let Some(flag) = self.0.take() {
-            flag.store(true, Ordering::SeqCst);
-        }
-    }
-}
 
 fn builder(cancelled: &Flag) -> ServerBuilder {
     let seen = Arc::clone(cancelled);

@@ -14,6 +14,7 @@
 // go to stderr. Exit status 0 unless the script itself broke.
 import { createRequire } from "node:module";
 import path from "node:path";
+import { outcome } from "./outcome.mjs";
 
 const sdkDir = process.env.TS_SDK_DIR;
 if (!sdkDir) {
@@ -43,15 +44,6 @@ function transport() {
     return new StdioClientTransport({ command, args, stderr: "inherit" });
   }
   return new StreamableHTTPClientTransport(new URL(rest[0]));
-}
-
-/** What a call came to: its result, or the error it threw. */
-async function outcome(promise) {
-  try {
-    return { result: await promise };
-  } catch (e) {
-    return { error: { code: e?.code ?? null, message: String(e?.message ?? e) } };
-  }
 }
 
 async function bare() {

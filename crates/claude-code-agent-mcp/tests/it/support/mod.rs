@@ -18,10 +18,29 @@ pub mod peer_checks;
 pub mod peers;
 pub mod wire;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use claude_code_agent_mcp::{RequestContext, Server, Session};
 use serde_json::{Value, json};
+
+/// Sets its flag when dropped before it was disarmed ([`finished`](Self::finished)):
+/// a tool handler dropped mid-call (cancelled).
+pub struct Unfinished(pub Option<Arc<AtomicBool>>);
+
+impl Unfinished {
+    pub fn finished(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0.take() {
+            flag.store(true, Ordering::SeqCst);
+        }
+    }
+}
 
 /// `stuck`: a tool whose handler blocks its thread for 2.5 s, with a
 /// timeout of 300 ms (what a handler must not do: see docs/mcp-servers.md).

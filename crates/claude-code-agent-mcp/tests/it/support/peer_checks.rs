@@ -10,6 +10,41 @@ use serde_json::json;
 /// The notifications a client heard, in order.
 pub type Seen = Arc<Mutex<Vec<ServerNotification>>>;
 
+/// The names of the server's tools, in its order.
+pub async fn tool_names(client: &McpClient) -> Vec<String> {
+    let tools = client.list_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name).collect()
+}
+
+/// Calls `tool` with no arguments; the text it answers.
+pub async fn text(client: &McpClient, tool: &str) -> String {
+    let result = client.call_tool(tool, json!({})).await.unwrap();
+    result.text_content()
+}
+
+/// Waits (up to 10 s) until `tool` answers `want`.
+pub async fn until(client: &McpClient, tool: &str, want: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = text(client, tool).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{tool}: {got}, not {want}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A call of `tool` (no arguments) given up after `after`: it times out.
+pub async fn gives_up(client: &McpClient, tool: &str, after: Duration) {
+    let options = RequestOptions::new().timeout(after);
+    let e = client.call_tool_with(tool, json!({}), options).await;
+    assert!(e.as_ref().is_err_and(|e| e.is_timeout()), "{e:?}");
+}
+
 /// `slow` makes 6 steps of 100 ms against a 300 ms timeout restarted by
 /// each progress report (and the 6 reports arrive in order); 100 steps
 /// are still stopped by an 800 ms cap.

@@ -112,21 +112,44 @@ pub fn peers_dir(test: &str) -> Option<PathBuf> {
 }
 
 /// Where `scripts/install-mcp-peers` put the official TypeScript MCP SDK
-/// (`$PEERS_DIR/ts-sdk`), or `None` (after a loud `SKIPPED:`) when it is
-/// not installed and the tests need not run; panics when they must (as
+/// 1.x (`$PEERS_DIR/ts-sdk`), or `None` (after a loud `SKIPPED:`) when it
+/// is not installed and the tests need not run; panics when they must (as
 /// [`peers_dir`] does).
 // The TypeScript interop tests need an HTTP transport (one each way).
 #[cfg(any(feature = "http-client", feature = "http-server"))]
 pub fn ts_sdk(test: &str) -> Option<PathBuf> {
-    let dir = peers_dir(test)?.join("ts-sdk");
-    if dir
-        .join("node_modules/@modelcontextprotocol/sdk/package.json")
-        .exists()
-    {
+    npm_peer(test, "ts-sdk", &["@modelcontextprotocol/sdk"])
+}
+
+/// The official TypeScript MCP SDK's 2.x line (`$PEERS_DIR/ts-sdk2`:
+/// `@modelcontextprotocol/client` and `/server`), as [`ts_sdk`].
+#[cfg(any(feature = "http-client", feature = "http-server"))]
+pub fn ts_sdk2(test: &str) -> Option<PathBuf> {
+    npm_peer(
+        test,
+        "ts-sdk2",
+        &[
+            "@modelcontextprotocol/client",
+            "@modelcontextprotocol/server",
+        ],
+    )
+}
+
+/// `$PEERS_DIR/<sub>` when the npm `packages` are installed there.
+#[cfg(any(feature = "http-client", feature = "http-server"))]
+fn npm_peer(test: &str, sub: &str, packages: &[&str]) -> Option<PathBuf> {
+    let dir = peers_dir(test)?.join(sub);
+    let missing = |p: &str| {
+        !dir.join("node_modules")
+            .join(p)
+            .join("package.json")
+            .exists()
+    };
+    let Some(package) = packages.iter().find(|p| missing(p)) else {
         return Some(dir);
-    }
+    };
     let why = format!(
-        "{test}: the TypeScript MCP SDK is not installed in {} (run scripts/install-mcp-peers)",
+        "{test}: {package} is not installed in {} (run scripts/install-mcp-peers)",
         dir.display()
     );
     if std::env::var_os("CI").is_some() || std::env::var_os("CLAUDE_AGENT_PEERS_DIR").is_some() {
