@@ -14,7 +14,7 @@ use super::input::{self, MAX_INPUT_ROUNDS};
 use super::options::RequestOptions;
 use super::transport::SendOptions;
 use super::{Error, McpClient, headers};
-use crate::types::skills::{ListSkillsResult, SkillEntry};
+use crate::types::skills::{GetSkillResult, ListSkillsResult, SkillEntry};
 use crate::types::{
     CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate,
@@ -287,7 +287,7 @@ impl McpClient {
         let result = self
             .send_request("skills/get", Some(json!({"uri": uri})))
             .await?;
-        decode("skills/get", result)
+        decode("skills/get", result).map(|r: GetSkillResult| r.skill)
     }
 
     /// Reads the file at `uri` of `skill` (`resources/read`) and returns

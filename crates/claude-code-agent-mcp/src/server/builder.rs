@@ -11,7 +11,9 @@ use super::limits::{self, DEFAULT_MAX_RESULT_CHARS, DEFAULT_PAGE_SIZE};
 use super::request_state::{DEFAULT_REQUEST_STATE_TTL, RequestStateKey};
 use super::round::Sealing;
 use super::tasks::{TaskSettings, Tasks};
-use super::{Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Tool, stateless};
+use super::{
+    Prompt, Registered, Resource, ResourceTemplate, Server, ServerInner, Skill, Tool, stateless,
+};
 
 /// Builds a [`Server`]; start with [`Server::builder`].
 ///
@@ -43,6 +45,7 @@ pub struct ServerBuilder {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     prompts: Vec<Prompt>,
+    skills: Vec<Skill>,
     completion: Option<std::sync::Arc<CompletionHandler>>,
     request_state_key: Option<RequestStateKey>,
     request_state_ttl: Duration,
@@ -70,6 +73,19 @@ impl ServerBuilder {
     /// `listChanged`).
     pub fn resource(mut self, resource: Resource) -> Self {
         self.resources.push(resource);
+        self
+    }
+
+    /// Adds a skill (SEP-2640, see [`types::skills`](crate::types::skills)):
+    /// its files are resources (`skill://<name>/<path>`), `skills/list`
+    /// and `skills/get` describe it, `resources/directory/read` lists its
+    /// directories, and the server declares the extension
+    /// [`SKILLS_EXTENSION`](crate::types::SKILLS_EXTENSION) (with
+    /// `{"directoryRead": true}` unless [`extension`](Self::extension)
+    /// declared it). A skill with the name of an earlier one replaces it.
+    pub fn skill(mut self, skill: Skill) -> Self {
+        self.skills.retain(|s| s.name() != skill.name());
+        self.skills.push(skill);
         self
     }
 
@@ -126,6 +142,7 @@ impl ServerBuilder {
             resources: Vec::new(),
             templates: Vec::new(),
             prompts: Vec::new(),
+            skills: Vec::new(),
             completion: None,
             request_state_key: None,
             request_state_ttl: DEFAULT_REQUEST_STATE_TTL,
@@ -290,7 +307,17 @@ impl ServerBuilder {
 
     /// Builds the server. The tool timeout comes from
     /// [`tool_timeout`](Self::tool_timeout), else from the environment, read now.
-    pub fn build(self) -> Server {
+    pub fn build(mut self) -> Server {
+        if !self.skills.is_empty() {
+            let id = crate::types::SKILLS_EXTENSION;
+            self.extensions
+                .entry(id)
+                .or_insert_with(|| serde_json::json!({"directoryRead": true}));
+        }
+        for skill in &self.skills {
+            self.resources.extend(skill.resources());
+        }
+        let skills = self.skills.iter().map(Skill::entry).collect();
         let mut tools = Names::with_capacity_and_hasher(self.tools.len(), Default::default());
         for tool in self.tools {
             let registered = Registered::new(tool);
@@ -328,6 +355,7 @@ impl ServerBuilder {
                     self.resources,
                     self.templates,
                     self.prompts,
+                    skills,
                     self.completion,
                 ),
             }),

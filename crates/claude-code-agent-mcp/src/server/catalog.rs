@@ -57,6 +57,8 @@ pub(crate) struct Catalog {
     resources: Registry<Resource>,
     templates: Registry<ResourceTemplate>,
     prompts: Registry<Prompt>,
+    /// The skills served (`skills/list`, `skills/get`), in order.
+    skills: Vec<types::skills::SkillEntry>,
     pub(crate) completion: Option<Arc<CompletionHandler>>,
     /// Set once the server has (had) resources or templates, or prompts:
     /// the capability stays advertised so `list_changed` makes sense.
@@ -69,9 +71,11 @@ impl Catalog {
         resources: Vec<Resource>,
         templates: Vec<ResourceTemplate>,
         prompts: Vec<Prompt>,
+        skills: Vec<types::skills::SkillEntry>,
         completion: Option<Arc<CompletionHandler>>,
     ) -> Self {
         let catalog = Self {
+            skills,
             completion,
             ..Self::default()
         };
@@ -135,6 +139,7 @@ pub(crate) fn handles(catalog: &Catalog, method: &str) -> bool {
         | "resources/subscribe"
         | "resources/unsubscribe" => resources,
         "prompts/list" | "prompts/get" => prompts,
+        "skills/list" | "skills/get" | "resources/directory/read" => !catalog.skills.is_empty(),
         "completion/complete" => catalog.completion.is_some() || resources || prompts,
         _ => false,
     }
@@ -193,6 +198,19 @@ pub(crate) async fn request(
             )
         }
         "prompts/get" => get_prompt(server, &params, ctx).await,
+        "skills/list" => paginate("skills", catalog.skills.iter(), to_value, &params, page),
+        "skills/get" => super::skill::get(&catalog.skills, &params),
+        "resources/directory/read" => {
+            let uri = uri_param(&params)?;
+            let children = super::skill::children(&catalog.skills, uri).ok_or_else(|| {
+                ErrorObject::invalid_params(format!("{uri} is not a directory of a skill"))
+                    .with_data(json!({"uri": uri}))
+            })?;
+            let resources = catalog.resources.read();
+            let describe = |uri: &str| resources.get(uri).map(|r| to_value(&r.info));
+            let items: Vec<Value> = children.iter().map(|c| c.resource(describe)).collect();
+            paginate("resources", items.iter(), Value::clone, &params, page)
+        }
         "completion/complete" => {
             let request = completion::parse(&params)?;
             let values = match &catalog.completion {

@@ -94,6 +94,7 @@ mod result;
 mod round;
 mod schema;
 mod session;
+mod skill;
 pub mod stateless;
 mod stdio;
 mod task_store;
@@ -135,6 +136,7 @@ pub use resource::{IntoContents, Resource, ResourceRequest, ResourceTemplate};
 pub use result::{IntoToolResult, Json, RawResult};
 pub use schema::tool_schema_for;
 pub use session::Session;
+pub use skill::Skill;
 #[cfg(test)]
 pub(crate) use stdio::serve as serve_lines_within;
 pub use stdio::{

@@ -54,6 +54,8 @@ const CACHEABLE: &[&str] = &[
     "resources/list",
     "resources/templates/list",
     "resources/read",
+    "skills/list",
+    "skills/get",
 ];
 
 /// Every revision the server speaks, oldest first (`supportedVersions`).

@@ -6,7 +6,8 @@
 //! skill's files with `resources/read` only when it loads the skill, and
 //! uses a file only when its bytes match the entry
 //! ([`SkillEntry::verify`]): size, digest, and for `SKILL.md` the
-//! frontmatter, field by field.
+//! frontmatter, field by field. A server serves skills with
+//! [`ServerBuilder::skill`](crate::server::ServerBuilder::skill).
 //!
 //! ```
 //! use claude_code_agent_mcp::types::skills::{SkillEntry, digest};
@@ -120,6 +121,27 @@ pub struct ListSkillsResult {
     /// Other fields.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The result of `skills/get`: one skill's entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct GetSkillResult {
+    /// The skill.
+    pub skill: SkillEntry,
+    /// Other fields.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl GetSkillResult {
+    /// The result for `skill`.
+    pub fn new(skill: SkillEntry) -> Self {
+        Self {
+            skill,
+            extra: Map::new(),
+        }
+    }
 }
 
 /// Why a skill's file may not be used: it is not what its entry says.

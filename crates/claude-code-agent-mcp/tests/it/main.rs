@@ -87,6 +87,7 @@ mod serve_lines_admission;
 #[cfg(unix)]
 mod serve_stdio;
 mod size_cap;
+mod skills;
 mod support;
 mod tasks;
 mod timeout;

@@ -17,30 +17,107 @@ const SCENARIOS: &[(&str, usize)] = &[
     ("sse-retry", 3),
 ];
 
-/// The client scenarios of the alpha harness (0.2.0-alpha.12: the
-/// 2026-07-28 revision and the extensions) we claim, with their checks,
-/// every one passed with no warning: the stateless `_meta` and the version
-/// retry, multi round-trip requests, the `Mcp-*` headers (mirrored
-/// parameters, tools with invalid annotations left out), JSON Schema kept
-/// as sent and no network `$ref` followed, and skills (nothing read at
-/// listing, a file used only as its entry lists it).
-const ALPHA_SCENARIOS: &[(&str, usize)] = &[
-    ("tools_call", 2),
-    ("request-metadata", 6),
-    ("sep-2322-client-request-state", 5),
-    ("http-standard-headers", 3),
-    ("http-custom-headers", 18),
-    ("http-invalid-tool-headers", 12),
-    ("json-schema-ref-no-deref", 1),
-    ("json-schema-2020-12-preservation", 9),
+/// The client scenarios each requirement set of the alpha harness
+/// (0.2.0-alpha.12, `client --requirements <revision>`) runs, at that
+/// revision's wire, with the checks each must pass, every one passed with
+/// no warning: what the revision requires, and what it runs unscored (the
+/// auth extensions, `json-schema-2020-12-preservation`). The sets cover
+/// every client scenario of the alpha but those of [`ALPHA_ALONE`] (and the
+/// alpha's `auth/2025-03-26-*`), so no other alpha scenario also runs
+/// alone. The 2025-11-25 set has `sse-retry`, whose reconnection delay the
+/// harness judges by the clock: the alpha fails only a retry too early.
+const REQUIREMENT_SETS: &[(&str, &[(&str, usize)])] = &[
+    (
+        "2025-11-25",
+        &[
+            ("initialize", 1),
+            ("tools_call", 2),
+            ("elicitation-sep1034-client-defaults", 5),
+            ("sse-retry", 3),
+            ("auth/metadata-default", 18),
+            ("auth/metadata-var1", 18),
+            ("auth/metadata-var2", 18),
+            ("auth/metadata-var3", 18),
+            ("auth/basic-cimd", 13),
+            ("auth/scope-from-www-authenticate", 14),
+            ("auth/scope-from-scopes-supported", 14),
+            ("auth/scope-omitted-when-undefined", 14),
+            ("auth/scope-step-up", 20),
+            ("auth/scope-retry-limit", 22),
+            ("auth/token-endpoint-auth-basic", 19),
+            ("auth/token-endpoint-auth-post", 19),
+            ("auth/token-endpoint-auth-none", 19),
+            ("auth/pre-registration", 13),
+            ("auth/client-credentials-jwt", 8),
+            ("auth/client-credentials-basic", 8),
+            ("auth/enterprise-managed-authorization", 9),
+            ("auth/dpop", 12),
+            ("auth/dpop-nonce", 14),
+            ("auth/wif-jwt-bearer", 8),
+            ("json-schema-2020-12-preservation", 9),
+        ],
+    ),
+    (
+        "2026-07-28",
+        &[
+            ("tools_call", 2),
+            ("request-metadata", 6),
+            ("auth/metadata-default", 18),
+            ("auth/metadata-var1", 18),
+            ("auth/metadata-var2", 18),
+            ("auth/metadata-var3", 18),
+            ("auth/basic-cimd", 12),
+            ("auth/scope-from-www-authenticate", 14),
+            ("auth/scope-from-scopes-supported", 14),
+            ("auth/scope-omitted-when-undefined", 14),
+            ("auth/scope-step-up", 23),
+            ("auth/scope-retry-limit", 23),
+            ("auth/token-endpoint-auth-basic", 19),
+            ("auth/token-endpoint-auth-post", 19),
+            ("auth/token-endpoint-auth-none", 19),
+            ("auth/pre-registration", 12),
+            ("auth/resource-mismatch", 2),
+            ("auth/offline-access-scope", 12),
+            ("auth/offline-access-not-supported", 14),
+            ("auth/authorization-server-migration", 27),
+            ("auth/iss-supported", 14),
+            ("auth/iss-not-advertised", 14),
+            ("auth/iss-supported-missing", 8),
+            ("auth/iss-wrong-issuer", 8),
+            ("auth/iss-unexpected", 8),
+            ("auth/iss-normalized", 8),
+            ("auth/metadata-issuer-mismatch", 3),
+            ("sep-2322-client-request-state", 5),
+            ("http-standard-headers", 3),
+            ("http-custom-headers", 18),
+            ("http-invalid-tool-headers", 12),
+            ("json-schema-ref-no-deref", 1),
+            ("auth/client-credentials-jwt", 7),
+            ("auth/client-credentials-basic", 7),
+            ("auth/enterprise-managed-authorization", 8),
+            ("auth/dpop", 13),
+            ("auth/dpop-nonce", 15),
+            ("auth/wif-jwt-bearer", 7),
+            ("json-schema-2020-12-preservation", 9),
+        ],
+    ),
+];
+
+/// The alpha's client scenarios in no requirement set (the Skills
+/// extension's), run one by one, with their checks, every one passed with
+/// no warning: nothing read at listing, a file used only as its entry
+/// lists it.
+const ALPHA_ALONE: &[(&str, usize)] = &[
     ("sep-2640-client-no-prefetch", 1),
     ("sep-2640-client-verify-digest", 1),
     ("sep-2640-client-verify-size", 1),
     ("sep-2640-client-verify-frontmatter", 1),
 ];
 
-/// Every authorization scenario of both harnesses (feature `oauth-client`):
-/// the harness, the scenario and its number of checks, every one passed
+/// The authorization scenarios run one by one (feature `oauth-client`):
+/// every one of the stable harness, and the alpha's outside its
+/// [`REQUIREMENT_SETS`] (the 2025-03-26 back-compatibility ones); the
+/// harness, the scenario and its number of checks, every one passed
 /// with no warning (the harness's SHOULDs are warnings). The numbers depend
 /// on what the client does: one discovery per 401, the GET stream offered
 /// or not.
@@ -76,43 +153,12 @@ const AUTH_SCENARIOS: &[(Harness, &str, usize)] = &[
     (Harness::Stable, "auth/client-credentials-jwt", 8),
     (Harness::Stable, "auth/client-credentials-basic", 8),
     (Harness::Stable, "auth/cross-app-access-complete-flow", 9),
-    (Harness::Alpha, "auth/metadata-default", 18),
-    (Harness::Alpha, "auth/metadata-var1", 18),
-    (Harness::Alpha, "auth/metadata-var2", 18),
-    (Harness::Alpha, "auth/metadata-var3", 18),
-    (Harness::Alpha, "auth/basic-cimd", 13),
-    (Harness::Alpha, "auth/scope-from-www-authenticate", 14),
-    (Harness::Alpha, "auth/scope-from-scopes-supported", 14),
-    (Harness::Alpha, "auth/scope-omitted-when-undefined", 14),
-    (Harness::Alpha, "auth/scope-step-up", 20),
-    (Harness::Alpha, "auth/scope-retry-limit", 22),
-    (Harness::Alpha, "auth/token-endpoint-auth-basic", 19),
-    (Harness::Alpha, "auth/token-endpoint-auth-post", 19),
-    (Harness::Alpha, "auth/token-endpoint-auth-none", 19),
-    (Harness::Alpha, "auth/pre-registration", 13),
     (
         Harness::Alpha,
         "auth/2025-03-26-oauth-metadata-backcompat",
         12,
     ),
     (Harness::Alpha, "auth/2025-03-26-oauth-endpoint-fallback", 7),
-    (Harness::Alpha, "auth/resource-mismatch", 2),
-    (Harness::Alpha, "auth/offline-access-scope", 12),
-    (Harness::Alpha, "auth/offline-access-not-supported", 14),
-    (Harness::Alpha, "auth/authorization-server-migration", 27),
-    (Harness::Alpha, "auth/iss-supported", 14),
-    (Harness::Alpha, "auth/iss-not-advertised", 14),
-    (Harness::Alpha, "auth/iss-supported-missing", 8),
-    (Harness::Alpha, "auth/iss-wrong-issuer", 8),
-    (Harness::Alpha, "auth/iss-unexpected", 8),
-    (Harness::Alpha, "auth/iss-normalized", 8),
-    (Harness::Alpha, "auth/metadata-issuer-mismatch", 3),
-    (Harness::Alpha, "auth/client-credentials-jwt", 8),
-    (Harness::Alpha, "auth/client-credentials-basic", 8),
-    (Harness::Alpha, "auth/enterprise-managed-authorization", 9),
-    (Harness::Alpha, "auth/dpop", 12),
-    (Harness::Alpha, "auth/dpop-nonce", 14),
-    (Harness::Alpha, "auth/wif-jwt-bearer", 8),
 ];
 
 /// A harness version scripts/install-mcp-peers installs.
@@ -176,20 +222,21 @@ async fn run(
     run_with(dir, client, harness, scenario, expected, strict, &[]).await;
 }
 
-/// [`run`], with `env` for the client.
-async fn run_with(
+/// Runs the client under `harness` with `args` (`--scenario …` or
+/// `--requirements …`) and `env`, and returns its output, stdout and
+/// stderr (the harness prints its summary to either, depending on the
+/// version), and whether it exited with success.
+async fn harness_output(
     dir: &Path,
     client: &Path,
     harness: Harness,
-    scenario: &str,
-    expected: usize,
-    strict: bool,
+    args: &[&str],
     env: &[(&str, String)],
-) {
+) -> (String, bool) {
     let out_dir = std::env::temp_dir().join(format!(
         "mcp-conformance-client-{}-{harness:?}-{}",
         std::process::id(),
-        scenario.replace('/', "_")
+        args.join("-").replace('/', "_")
     ));
     let mut run = tokio::process::Command::new(dir.join("node22/node_modules/.bin/node"));
     run.arg("--require")
@@ -201,22 +248,37 @@ async fn run_with(
         .arg("client")
         .arg("--command")
         .arg(client)
-        .args(["--scenario", scenario, "--timeout", "60000"])
+        .args(args)
+        .args(["--timeout", "60000"])
         .arg("-o")
         .arg(&out_dir)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .kill_on_drop(true);
     let out = tokio::time::timeout(Duration::from_secs(180), run.output())
         .await
-        .unwrap_or_else(|_| panic!("client scenario {scenario} took over 180 s"))
+        .unwrap_or_else(|_| panic!("client {args:?} took over 180 s"))
         .unwrap();
     let _ = std::fs::remove_dir_all(&out_dir);
-    // The harness prints its summary to stdout or stderr, depending on the version.
     let stdout = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    (stdout, out.status.success())
+}
+
+/// [`run`], with `env` for the client.
+async fn run_with(
+    dir: &Path,
+    client: &Path,
+    harness: Harness,
+    scenario: &str,
+    expected: usize,
+    strict: bool,
+    env: &[(&str, String)],
+) {
+    let args = ["--scenario", scenario];
+    let (stdout, success) = harness_output(dir, client, harness, &args, env).await;
     let total = stdout
         .lines()
         .find(|l| l.starts_with("Passed: "))
@@ -232,9 +294,8 @@ async fn run_with(
         "{harness:?} client scenario {scenario}: {total}\n{stdout}"
     );
     assert!(
-        out.status.success(),
-        "{harness:?} client scenario {scenario} exited with {}",
-        out.status
+        success,
+        "{harness:?} client scenario {scenario} failed\n{stdout}"
     );
     eprintln!("{harness:?} client scenario {scenario}: {total}");
 }
@@ -247,8 +308,44 @@ async fn conformance_client_scenarios_pass() {
     for (scenario, expected) in SCENARIOS {
         run(&dir, &client, Harness::Stable, scenario, *expected, false).await;
     }
-    for (scenario, expected) in ALPHA_SCENARIOS {
+    for (scenario, expected) in ALPHA_ALONE {
         run(&dir, &client, Harness::Alpha, scenario, *expected, true).await;
+    }
+}
+
+/// Each requirement set of the alpha harness, its scenarios run together
+/// (in parallel) at the revision's wire: every scenario it runs, with its
+/// checks ([`REQUIREMENT_SETS`]), no check failed, none warned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_client_requirement_sets_pass() {
+    let Some((dir, client)) = setup("peer_conformance_client") else {
+        return;
+    };
+    for (revision, scenarios) in REQUIREMENT_SETS {
+        let args = ["--requirements", revision];
+        let (stdout, success) = harness_output(&dir, &client, Harness::Alpha, &args, &[]).await;
+        // The summary: "✓ <scenario>: <n> passed, 0 failed" (", <w>
+        // warnings" and ✗ when some warned), then the total.
+        let ran: std::collections::BTreeMap<&str, String> = stdout
+            .lines()
+            .skip_while(|l| !l.contains("SUITE SUMMARY"))
+            .filter_map(|l| l.strip_prefix("✓ ").or_else(|| l.strip_prefix("✗ ")))
+            .filter_map(|l| l.split_once(": "))
+            .map(|(s, r)| (s, r.to_owned()))
+            .collect();
+        let want: std::collections::BTreeMap<&str, String> = scenarios
+            .iter()
+            .map(|(s, n)| (*s, format!("{n} passed, 0 failed")))
+            .collect();
+        assert_eq!(ran, want, "requirements {revision}\n{stdout}");
+        let passed: usize = scenarios.iter().map(|(_, n)| n).sum();
+        let total = format!("Total: {passed} passed, 0 failed, 0 warnings");
+        assert!(
+            stdout.lines().any(|l| l == total),
+            "requirements {revision}: not {total:?}\n{stdout}"
+        );
+        assert!(success, "requirements {revision} failed\n{stdout}");
+        eprintln!("client --requirements {revision}: {total}");
     }
 }
 
@@ -300,51 +397,83 @@ async fn the_oauth_client_example_authorizes_through_a_loopback_redirect() {
 }
 
 /// docs/mcp-conformance.md shows what the tests above check: a row for
-/// every scenario, with its checks on each harness.
+/// every scenario, with its checks on the stable harness, in each
+/// requirement set of the alpha, and alone on the alpha.
 #[test]
 fn the_conformance_table_is_true() {
+    type Rows = std::collections::BTreeMap<String, [String; 4]>;
     let doc = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/mcp-conformance.md"),
     )
     .unwrap();
-    let rows: std::collections::BTreeMap<String, (String, String)> = doc
+    let client = &doc[..doc.find("## Server scenarios").unwrap_or(doc.len())];
+    let rows: Rows = client
         .lines()
         .filter(|l| l.starts_with("| `"))
         .map(|l| {
             let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+            let cell = |i: usize| cells.get(i).copied().unwrap_or("").to_owned();
             (
                 cells[0].trim_matches('`').to_owned(),
-                (cells[1].to_owned(), cells[2].to_owned()),
+                [cell(1), cell(2), cell(3), cell(4)],
             )
         })
         .collect();
-    let mut want: std::collections::BTreeMap<String, (String, String)> = SCENARIOS
-        .iter()
-        .map(|(s, n)| (s.to_string(), (n.to_string(), "—".to_owned())))
-        .collect();
-    for (scenario, n) in ALPHA_SCENARIOS {
-        let row = want
-            .entry(scenario.to_string())
-            .or_insert(("—".to_owned(), "—".to_owned()));
-        row.1 = n.to_string();
+    let mut want = Rows::new();
+    let mut put = |scenario: &str, column: usize, n: usize| {
+        want.entry(scenario.to_owned())
+            .or_insert_with(|| ["—", "—", "—", "—"].map(str::to_owned))[column] = n.to_string();
+    };
+    for (scenario, n) in SCENARIOS {
+        put(scenario, 0, *n);
+    }
+    for (column, (_, scenarios)) in REQUIREMENT_SETS.iter().enumerate() {
+        for (scenario, n) in *scenarios {
+            put(scenario, column + 1, *n);
+        }
+    }
+    for (scenario, n) in ALPHA_ALONE {
+        put(scenario, 3, *n);
     }
     #[cfg(feature = "oauth-client")]
     for (harness, scenario, n) in AUTH_SCENARIOS {
-        let row = want
-            .entry(scenario.to_string())
-            .or_insert(("—".to_owned(), "—".to_owned()));
         match harness {
-            Harness::Stable => row.0 = n.to_string(),
-            Harness::Alpha => row.1 = n.to_string(),
+            Harness::Stable => put(scenario, 0, *n),
+            Harness::Alpha => put(scenario, 3, *n),
         }
     }
+    // Without the feature, the auth scenarios run alone are not claimed.
     #[cfg(not(feature = "oauth-client"))]
-    let rows: std::collections::BTreeMap<_, _> = rows
-        .into_iter()
-        .filter(|(s, _)| !s.starts_with("auth/"))
-        .collect();
+    let (rows, want) = {
+        let unclaimed = |mut rows: Rows| {
+            for (scenario, row) in &mut rows {
+                if scenario.starts_with("auth/") {
+                    (row[0], row[3]) = ("—".to_owned(), "—".to_owned());
+                }
+            }
+            rows.retain(|_, row| row.iter().any(|c| c != "—"));
+            rows
+        };
+        (unclaimed(rows), unclaimed(want))
+    };
     assert_eq!(
         rows, want,
         "docs/mcp-conformance.md and the scenario lists differ"
+    );
+    // The summary by requirement set.
+    let sets: Vec<String> = REQUIREMENT_SETS
+        .iter()
+        .map(|(_, scenarios)| {
+            let passed: usize = scenarios.iter().map(|(_, n)| n).sum();
+            format!("{} scenarios, {passed} checks", scenarios.len())
+        })
+        .collect();
+    let summary = format!(
+        "| client (`client --requirements …`) | {} |",
+        sets.join(" | ")
+    );
+    assert!(
+        doc.contains(&summary),
+        "docs/mcp-conformance.md lacks {summary:?}"
     );
 }

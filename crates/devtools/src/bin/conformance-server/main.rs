@@ -15,7 +15,7 @@ mod tools;
 
 use claude_code_agent_mcp::http_server::serve_http;
 use claude_code_agent_mcp::server::{
-    CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest, ResourceTemplate,
+    CompletionRequest, Prompt, PromptRequest, Resource, ResourceRequest, ResourceTemplate, Skill,
     prompt_user,
 };
 use claude_code_agent_mcp::types::ResourceContents;
@@ -32,6 +32,15 @@ fn server() -> Server {
     let server = Server::builder("mcp-conformance-test-server", "1.0.0")
         .tools(tools())
         .tools(tasks::task_tools())
+        // The Skills extension's scenarios (`sep-2640-skills-*`) read it.
+        .skill(
+            Skill::new(
+                "pdf-processing",
+                "Extract, fill, and assemble PDF documents",
+                "# PDF processing\n\nFor forms, read references/FORMS.md.\n",
+            )
+            .file("references/FORMS.md", "# Forms\n\nFill each field.\n"),
+        )
         .resource(
             Resource::new(
                 "test://static-text",
