@@ -329,9 +329,12 @@ fn serve<'a>(
             ))));
         }
     };
-    // At the stateless revision the call may ask the client for input.
+    // At the stateless revision the call may ask the client for input: in
+    // rounds, or, run as a task, through its session (whose requests are
+    // the task's `inputRequests`, answered by `tasks/update`: tasks.rs).
     let round = match decoration {
         None => None,
+        Some(_) if call.as_task => None,
         Some(_) => {
             let named = RequestName {
                 method: "tools/call",

@@ -382,7 +382,12 @@ impl ToolContext {
     ///   and the call, whatever the handler then returns, is answered with
     ///   an `input_required` result asking for every input the handler
     ///   asked and did not have. The client answers and retries, and the
-    ///   handler runs again from the top: its `ask`s return this time.
+    ///   handler runs again from the top: its `ask`s return this time;
+    /// * in a call run as a task (the Tasks extension) the request becomes
+    ///   one of the task's `inputRequests` (the task is `input_required`
+    ///   until it is answered, with `tasks/update`), and `ask` waits for
+    ///   its answer, as on a session: the handler runs once (`key` is not
+    ///   used; the server keys the input requests itself).
     ///
     /// So write the handler to run more than once: ask first, act after,
     /// and give each input its own `key`, the same on every run. Asks that
@@ -468,9 +473,10 @@ impl ToolContext {
     /// `elicitation/create`, `roots/list`, … — and waits for its result.
     ///
     /// Works where the transport carries server→client requests (stdio and
-    /// Streamable HTTP sessions); elsewhere (in process, the Claude Code
-    /// CLI bridge, and requests of the stateless revision, which has no
-    /// requests to the client) it fails at once with
+    /// Streamable HTTP sessions), and in a call run as a task (the request
+    /// is one of the task's `inputRequests`); elsewhere (in process, the
+    /// Claude Code CLI bridge, and other requests of the stateless
+    /// revision, which has no requests to the client) it fails at once with
     /// [`ClientRequestError::NotSupported`]. [`ask`](Self::ask) works on
     /// every revision.
     /// Only what the client declared is sent: a request needing a

@@ -17,8 +17,8 @@
 //! of [`task_lease`](super::ServerBuilder::task_lease); a replica that
 //! reads a task whose lease ran out writes it as failed (its replica is
 //! gone). A cancel through another replica writes the final `cancelled`
-//! record; the running replica sees it when it next writes and stops the
-//! call.
+//! record; the running replica sees it when it next writes, or reads it
+//! for a `tasks/get`, and stops the call.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -432,6 +432,26 @@ impl Running {
         self.live.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The task as `tasks/get` has it here: its live state, unless its
+    /// record in a shared store is final already (cancelled through
+    /// another replica, or written off): then that record, which nothing
+    /// replaces, and the call is stopped now rather than at its next
+    /// write. So a task polled round-robin never goes back to `working`.
+    async fn current(&self, tasks: &Tasks, ctx: &RequestContext, id: &str) -> Task {
+        let live = self.live().clone();
+        if ctx.task_store.is_none() || live.status.is_terminal() {
+            return live;
+        }
+        match load(tasks, ctx, id, self.principal.as_deref()).await {
+            Ok(kept) if kept.status.is_terminal() => {
+                self.cancel.cancel();
+                kept
+            }
+            // Not final, or unreadable: the live state is the newest.
+            _ => live,
+        }
+    }
+
     /// A message the call's session sends: a request to the client is an
     /// input request of the task; its withdrawal takes it back. Nothing
     /// else of a task reaches the client (the extension carries no
@@ -595,7 +615,7 @@ pub(crate) async fn request(
     match method {
         "tasks/get" => {
             let task = match local {
-                Some(running) => running.live().clone(),
+                Some(running) => running.current(tasks, &ctx, id).await,
                 None => load(tasks, &ctx, id, who.as_deref()).await?,
             };
             let mut got =

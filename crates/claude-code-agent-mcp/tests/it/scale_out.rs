@@ -683,6 +683,118 @@ async fn settled(client: &McpClient, id: &str, wait: Duration) -> Task {
     last.unwrap_or_else(|| panic!("task {id} could not be read for {wait:?}"))
 }
 
+/// `f`'s output, if it comes within 20 s.
+async fn within<T>(f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), f)
+        .await
+        .expect("in time")
+}
+
+/// Starts the replica's `job` (works `seconds`, answers the replica's
+/// name) as a task on `client`: its id.
+async fn job(client: &McpClient, seconds: f64) -> String {
+    match client
+        .call_tool_as_task("job", json!({"seconds": seconds}))
+        .await
+        .unwrap()
+    {
+        ToolCallOutcome::Task(task) => task.task_id,
+        other => panic!("expected a task: {other:?}"),
+    }
+}
+
+/// Each replica by name, the balancer beside them: tasks started on r1
+/// are polled, fetched and cancelled through r2; `kill -9` of r3, which
+/// runs none, leaves r1's task to complete, fetched through the
+/// survivors; `kill -9` of r1 with a task running gets it reported
+/// failed, saying why, through r2 and the balancer within the task lease
+/// (the replicas' is 1 s): neither lost nor `working` forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_haproxy_a_task_is_served_by_any_replica_and_a_kill_9_loses_none() {
+    let test = "through_haproxy_a_task_is_served_by_any_replica_and_a_kill_9_loses_none";
+    let Some(services) = Services::find(test) else {
+        return;
+    };
+    let lease = Duration::from_secs(1);
+    let mut deployment = Deployment::start(&services, Balancer::Haproxy, true).await;
+    let direct = |i: usize| format!("http://127.0.0.1:{}/mcp", deployment.ports[i]);
+    let (r1, _) = client(&direct(0), HandshakeMode::Auto).await;
+    let (r2, _) = client(&direct(1), HandshakeMode::Auto).await;
+    let (front, _) = client(&deployment.url, HandshakeMode::Auto).await;
+    assert!(r1.server_state().stateless && r2.server_state().stateless);
+    assert_eq!(
+        (whoami(&r1).await, whoami(&r2).await),
+        ("r1".into(), "r2".into())
+    );
+
+    // Started on r1, polled through r2, its result fetched there: r1 ran it.
+    let id = job(&r1, 1.0).await;
+    assert_eq!(r2.get_task(&id).await.unwrap().status, TaskStatus::Working);
+    let result = within(r2.wait_task(&id)).await.unwrap();
+    assert_eq!(result.text_content(), "r1");
+    assert_eq!(
+        r1.get_task(&id).await.unwrap().status,
+        TaskStatus::Completed
+    );
+
+    // Another cancelled through r2: r1, still running it, says so at once
+    // too (a task polled round-robin never goes back to working).
+    let id = job(&r1, 60.0).await;
+    r2.cancel_task(&id).await.unwrap();
+    let on_r1 = r1.get_task(&id).await.unwrap();
+    assert_eq!(on_r1.status, TaskStatus::Cancelled, "{on_r1:?}");
+    let e = within(r2.wait_task(&id)).await.unwrap_err();
+    assert!(e.is_cancelled(), "{e:?}");
+
+    // kill -9 of r3, which runs no task: r1's completes, fetched through r2
+    // and through the balancer.
+    let id = job(&r1, 1.5).await;
+    deployment.replicas[2].take().unwrap().kill().await;
+    let result = within(r2.wait_task(&id)).await.unwrap();
+    assert_eq!(result.text_content(), "r1");
+    let task = settled(&front, &id, Duration::from_secs(10)).await;
+    assert_eq!(task.status, TaskStatus::Completed, "{task:?}");
+    assert_eq!(task.result.unwrap().text_content(), "r1");
+
+    // kill -9 of r1 with a task running (its lease renewed by now): r2
+    // reports it working while the lease runs, then failed, within it.
+    let id = job(&r1, 60.0).await;
+    tokio::time::sleep(lease).await;
+    deployment.replicas[0].take().unwrap().kill().await;
+    let killed = Instant::now();
+    let first = r2.get_task(&id).await.unwrap();
+    if killed.elapsed() < lease / 4 {
+        assert_eq!(
+            first.status,
+            TaskStatus::Working,
+            "not failed before its lease ran out"
+        );
+    }
+    let failed = within(async {
+        loop {
+            let task = r2.get_task(&id).await.unwrap();
+            if task.status.is_terminal() {
+                break task;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let took = killed.elapsed();
+    assert_eq!(failed.status, TaskStatus::Failed, "{failed:?}");
+    let why = "the server replica running this task stopped before it finished";
+    assert_eq!(failed.status_message.as_deref(), Some(why));
+    assert!(failed.error.unwrap().message.contains(why));
+    // Within the lease (the last renewal vouched for at most one lease
+    // from the kill), plus slack for a loaded machine: not the default
+    // 30 s lease, nor never.
+    assert!(took < lease * 2, "reported after {took:?}");
+    let e = within(r2.wait_task(&id)).await.unwrap_err();
+    assert_eq!(e.code(), Some(-32603), "{e}");
+    let task = settled(&front, &id, Duration::from_secs(10)).await;
+    assert_eq!(task.status, TaskStatus::Failed, "{task:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_haproxy_tasks_go_through_any_replica_and_a_killed_replicas_tasks_fail() {
     let test = "through_haproxy_tasks_go_through_any_replica_and_a_killed_replicas_tasks_fail";
@@ -692,19 +804,7 @@ async fn through_haproxy_tasks_go_through_any_replica_and_a_killed_replicas_task
     let mut deployment = Deployment::start(&services, Balancer::Haproxy, true).await;
     let (client, _) = client(&deployment.url, HandshakeMode::Auto).await;
     assert!(client.server_state().stateless);
-    let start = |seconds: f64| {
-        let client = &client;
-        async move {
-            match client
-                .call_tool_as_task("job", json!({"seconds": seconds}))
-                .await
-                .unwrap()
-            {
-                ToolCallOutcome::Task(task) => task.task_id,
-                other => panic!("expected a task: {other:?}"),
-            }
-        }
-    };
+    let start = |seconds: f64| job(&client, seconds);
 
     // Polled (round-robin: through every replica) to its result.
     let short = start(0.5).await;

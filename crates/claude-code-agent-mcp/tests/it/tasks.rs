@@ -1,7 +1,8 @@
 //! The Tasks extension (SEP-2663): tools that run as tasks, followed with
 //! `McpClient` in process and over Streamable HTTP (`call_tool_as_task`,
-//! `wait_task`, `get_task`, `cancel_task`, input through the client's
-//! handlers), on the wire over NDJSON, the server's bounds (count, bytes,
+//! `wait_task`, `get_task`, `cancel_task`, input asked with
+//! `ToolContext::ask` and answered through the client's handlers or by
+//! hand), on the wire over NDJSON, the server's bounds (count, bytes,
 //! TTL), and replicas sharing an event store: a task started on one is
 //! followed and cancelled through another, and one whose replica stopped
 //! is reported failed.
@@ -11,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use claude_code_agent_mcp::client::{ClientOptions, HandshakeMode, InProcessTransport, McpClient};
-use claude_code_agent_mcp::server::TaskSupport;
-use claude_code_agent_mcp::types::{TaskStatus, ToolCallOutcome};
+use claude_code_agent_mcp::server::{ClientRequestError, TaskSupport};
+use claude_code_agent_mcp::types::{InputRequest, TaskStatus, ToolCallOutcome};
 use claude_code_agent_mcp::{Server, ServerBuilder, Tool, ToolContext};
 use serde_json::{Value, json};
 
@@ -60,6 +61,28 @@ fn builder(cancelled: &Flag) -> ServerBuilder {
             .task_support(TaskSupport::Optional),
         )
         .tool(
+            Tool::new(
+                "greet",
+                "Asks the user's name and city (ToolContext::ask), greets",
+                |_: Value, ctx: ToolContext| async move {
+                    let schema =
+                        |p: &str| json!({"type":"object","properties":{p:{"type":"string"}}});
+                    let name = ctx
+                        .ask("name", InputRequest::elicitation("Name?", schema("name")))
+                        .await?;
+                    let city = ctx
+                        .ask("city", InputRequest::elicitation("City?", schema("city")))
+                        .await?;
+                    Ok::<_, ClientRequestError>(format!(
+                        "hello {} of {}",
+                        name["content"]["name"].as_str().unwrap_or("?"),
+                        city["content"]["city"].as_str().unwrap_or("?")
+                    ))
+                },
+            )
+            .task_support(TaskSupport::Optional),
+        )
+        .tool(
             Tool::new("boom", "Panics", |_: Value| async {
                 if true {
                     panic!("boom");
@@ -82,7 +105,12 @@ fn builder(cancelled: &Flag) -> ServerBuilder {
 fn options() -> ClientOptions {
     ClientOptions::new("tasks-test", "1")
         .request_timeout(Duration::from_secs(10))
-        .on_elicitation(|_| async { Ok(json!({"action":"accept","content":{"name":"Ada"}})) })
+        .on_elicitation(|params| async move {
+            Ok(match params["message"].as_str() {
+                Some("City?") => json!({"action":"accept","content":{"city":"London"}}),
+                _ => json!({"action":"accept","content":{"name":"Ada"}}),
+            })
+        })
 }
 
 fn task(outcome: ToolCallOutcome) -> claude_code_agent_mcp::types::Task {
@@ -168,6 +196,41 @@ async fn scenario(client: &McpClient, cancelled: &Flag) {
     let ask = task(client.call_tool_as_task("ask", json!({})).await.unwrap());
     let result = within(client.wait_task(&ask.task_id)).await.unwrap();
     assert_eq!(result.text_content(), "hello Ada");
+
+    // ToolContext::ask in a task: each question makes the task
+    // input_required with it, and wait_task answers it with the client's
+    // handler (tasks/update)...
+    let greet = task(client.call_tool_as_task("greet", json!({})).await.unwrap());
+    let result = within(client.wait_task(&greet.task_id)).await.unwrap();
+    assert_eq!(result.text_content(), "hello Ada of London");
+    // ...or by hand: the question, as the task carries it, then the answer.
+    let greet = task(client.call_tool_as_task("greet", json!({})).await.unwrap());
+    for (question, answer) in [
+        ("Name?", json!({"name": "Grace"})),
+        ("City?", json!({"city": "Arlington"})),
+    ] {
+        let waiting = within(async {
+            loop {
+                let t = client.get_task(&greet.task_id).await.unwrap();
+                if t.status != TaskStatus::Working {
+                    break t;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+        assert_eq!(waiting.status, TaskStatus::InputRequired, "{waiting:?}");
+        let requests = waiting.input_requests.unwrap();
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        let (key, request) = requests.into_iter().next().unwrap();
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["message"], question);
+        let mut responses = serde_json::Map::new();
+        responses.insert(key, json!({"action": "accept", "content": answer}));
+        client.update_task(&greet.task_id, responses).await.unwrap();
+    }
+    let result = within(client.wait_task(&greet.task_id)).await.unwrap();
+    assert_eq!(result.text_content(), "hello Grace of Arlington");
 
     // Unknown tasks are -32602.
     let e = client.get_task("no-such-task").await.unwrap_err();

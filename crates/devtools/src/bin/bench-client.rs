@@ -2,13 +2,17 @@
 //! round trips per second against the demo calculator server.
 //!
 //! ```text
-//! cargo run --release -p claude-code-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak|add]
+//! cargo run --release -p claude-code-agent-devtools --bin bench-client [in-process|stdio|all|bench|soak|add|tasks]
 //! ```
 //! (`add`: only the calculator's `add` in process, serially, `BENCH_CALLS`
 //! times — the loop to profile the in-process path with.)
 //! (`stdio` needs the `stdio_server` example built in the same profile:
 //! `cargo build --release -p claude-code-agent-mcp --example stdio_server`;
 //! it also measures calls that report progress before their answer.)
+//!
+//! `tasks` measures what a task (the Tasks extension) costs beside a plain
+//! call, in process and over HTTP (see `tasks_bench`);
+//! bench/performance-notes.md has its table ("Tasks beside plain calls").
 //!
 //! `bench` is the client benchmark of `scripts/bench`, run the same way as
 //! the other clients (`bench/mcp_client.py`, `bench/rmcp-client`): in-process
@@ -39,6 +43,9 @@ use std::time::{Duration, Instant};
 use claude_code_agent_mcp::client::{
     ClientOptions, HandshakeMode, HttpOptions, HttpTransport, McpClient, RequestOptions,
     StdioOptions, StdioTransport,
+};
+use claude_code_agent_mcp::http_server::{
+    MemoryEventStore, RedisEventStore, StreamableHttpConfig, StreamableHttpService,
 };
 use claude_code_agent_mcp::{Handler, RequestContext};
 use futures::StreamExt;
@@ -343,9 +350,148 @@ async fn soak_calls(
     start.elapsed().as_secs_f64()
 }
 
+/// The server of the task benchmark: the calculator plus `three`, which
+/// answers at once and may run as a task; its own store unbounded, each
+/// task kept 100 ms (a `MemoryEventStore` keeps at most 1000 tasks: that
+/// many at a few hundred µs each would outlive 100 ms), polls asked every
+/// 10 ms.
+fn task_server() -> claude_code_agent_mcp::Server {
+    calc::calc_builder("bench")
+        .tool(
+            claude_code_agent_mcp::Tool::new("three", "Answers 3", |_: serde_json::Value| async {
+                "3"
+            })
+            .task_support(claude_code_agent_mcp::server::TaskSupport::Optional),
+        )
+        .max_tasks(usize::MAX)
+        .max_task_bytes(usize::MAX)
+        .task_ttl(Duration::from_millis(100))
+        .task_poll_interval(Duration::from_millis(10))
+        .build()
+}
+
+/// `three` as a plain call, `n` times, serially: the seconds taken.
+async fn plain_calls(client: &McpClient, n: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..n {
+        let r = client.call_tool("three", json!({})).await.unwrap();
+        assert_eq!(r.text_content(), "3");
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// `three` as a task, `n` times, serially, each from its creation to its
+/// result: `call_tool_as_task`, then `tasks/get` until it is completed
+/// (no wait between polls but a yield). The seconds taken and the polls.
+async fn task_calls(client: &McpClient, n: u64) -> (f64, u64) {
+    use claude_code_agent_mcp::types::{TaskStatus, ToolCallOutcome};
+    let start = Instant::now();
+    let mut polls = 0;
+    for _ in 0..n {
+        let ToolCallOutcome::Task(task) =
+            client.call_tool_as_task("three", json!({})).await.unwrap()
+        else {
+            panic!("not run as a task");
+        };
+        loop {
+            polls += 1;
+            let got = client.get_task(&task.task_id).await.unwrap();
+            if got.status == TaskStatus::Completed {
+                assert_eq!(got.result.unwrap().text_content(), "3");
+                break;
+            }
+            assert_eq!(got.status, TaskStatus::Working);
+            tokio::task::yield_now().await;
+        }
+    }
+    (start.elapsed().as_secs_f64(), polls)
+}
+
+/// What a task costs beside a plain call (`bench-client tasks`): the same
+/// tool, which answers at once, called plainly and as a task (created,
+/// then polled to its result), serially, `BENCH_CALLS` times each (default
+/// 5 000), `BENCH_REPS` repetitions (default 5) interleaved; in process,
+/// and over Streamable HTTP on loopback (the server on a thread and
+/// runtime of its own), without and with an event store (the tasks kept
+/// in it as replicas keep them: `MemoryEventStore`, and Redis when
+/// `BENCH_REDIS_URL` is set). One JSON line per measurement:
+/// `{"transport", "rep", "plain_us", "task_us", "polls_per_task"}`.
+async fn tasks_bench() {
+    let n = env_count("BENCH_CALLS", 5_000);
+    let reps = env_count("BENCH_REPS", 5);
+    let mut subjects = vec![(
+        "in-process".to_owned(),
+        McpClient::in_process(task_server()).await.unwrap(),
+    )];
+    let redis = std::env::var("BENCH_REDIS_URL").ok();
+    let mut http = vec!["http", "http+memory-store"];
+    if redis.is_some() {
+        http.push("http+redis");
+    }
+    for name in http {
+        let config = StreamableHttpConfig::default();
+        let config = match (name, &redis) {
+            ("http", _) => config,
+            ("http+redis", Some(url)) => config.event_store(RedisEventStore::new(url).unwrap()),
+            _ => config.event_store(MemoryEventStore::new()),
+        };
+        let url = serve_apart(task_server(), config);
+        let transport = HttpTransport::new(HttpOptions::new(url)).unwrap();
+        let client = McpClient::connect(transport, ClientOptions::new("bench", "1"))
+            .await
+            .unwrap();
+        assert!(client.server_state().stateless);
+        subjects.push((name.to_owned(), client));
+    }
+    for (_, client) in &subjects {
+        plain_calls(client, 200).await;
+        task_calls(client, 200).await;
+    }
+    for rep in 1..=reps {
+        for (transport, client) in &subjects {
+            let plain = plain_calls(client, n).await;
+            let (task, polls) = task_calls(client, n).await;
+            let us = |secs: f64| secs * 1e6 / n as f64;
+            println!(
+                "{{\"transport\":\"{transport}\",\"rep\":{rep},\"plain_us\":{:.2},\"task_us\":{:.2},\"polls_per_task\":{:.3}}}",
+                us(plain),
+                us(task),
+                polls as f64 / n as f64
+            );
+        }
+    }
+}
+
+/// Serves `server` over Streamable HTTP on loopback, on a thread with a
+/// runtime of its own (one worker) for the rest of the process: its URL.
+fn serve_apart(server: claude_code_agent_mcp::Server, config: StreamableHttpConfig) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            StreamableHttpService::new(server, config)
+                .serve(listener)
+                .await
+                .unwrap();
+        });
+    });
+    url
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if which == "tasks" {
+        tasks_bench().await;
+        return;
+    }
     if which == "bench" {
         bench().await;
         return;

@@ -9,7 +9,8 @@
 //! Serves the MCP crate's test calculator (`add`, `slow` with progress, …),
 //! named NAME (the `serverInfo` of the sessions it opens), plus `whoami`
 //! (answers NAME: the replica serving the call) and `job` (a task, the
-//! Tasks extension: works `seconds`, then answers NAME; task lease 1 s) at
+//! Tasks extension: works `seconds`, then answers NAME; task lease 1 s,
+//! poll interval 100 ms) at
 //! `http://127.0.0.1:PORT/mcp`. With `--redis`, sessions and SSE events are
 //! shared through Redis (`RedisEventStore`, stream TTL 60 s); with
 //! `--session-prefix`, its session ids start with P. Prints `listening` once
@@ -67,6 +68,7 @@ async fn main() -> std::io::Result<()> {
             .timeout(Duration::from_secs(600)),
         )
         .task_lease(Duration::from_secs(1))
+        .task_poll_interval(Duration::from_millis(100))
         .build();
     let me = name.clone();
     server.add_tool(Tool::new(
