@@ -171,7 +171,10 @@ async fn context_usage_thinking_settings_and_reloads_are_answered() {
         );
         let skills = client.reload_skills().await.expect("skills");
         let _ = skills.skills;
-        let plugins = client.reload_plugins().await.expect("plugins");
+        let plugins = client
+            .reload_plugins(Default::default())
+            .await
+            .expect("plugins");
         assert!(!plugins.commands.is_empty(), "{plugins:?}");
 
         let file = h.env().work_dir().join("seeded.txt");
