@@ -8,14 +8,74 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::options::Plugin;
 use crate::protocol::{
     BackgroundTasksResponse, ContextDetail, ContextUsage, InitializeRequest, InitializeResponse,
     InterruptResponse, McpPermissionOverrideResponse, McpReadResourceResponse, McpServerConfig,
     McpSetServersResponse, McpStatusResponse, PermissionMode, ReadFileResponse,
-    ReloadOutputStylesResponse, ReloadPluginsResponse, ReloadSkillsResponse, RewindFilesResult,
-    SdkRequest, SetModelResponse, SetPermissionModeResponse, ThinkingDisplay,
+    ReloadOutputStylesResponse, ReloadPluginsRequest, ReloadPluginsResponse, ReloadSkillsResponse,
+    RewindFilesResult, SdkRequest, SetModelResponse, SetPermissionModeResponse, ThinkingDisplay,
 };
 use crate::session::{Connection, Session};
+
+/// The arguments of [`Control::reload_plugins`] (TypeScript
+/// `reloadPlugins({holdOnCacheImpact, addPlugins, refuseIfBusy})`); the
+/// default reloads unconditionally.
+///
+/// ```
+/// use claude_code_agent::{Plugin, ReloadPluginsOptions};
+/// let options = ReloadPluginsOptions::new()
+///     .hold_on_cache_impact(true)
+///     .add_plugin(Plugin::local("/opt/plugins/lint"))
+///     .refuse_if_busy(true);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReloadPluginsOptions {
+    /// First run the check the interactive `/reload-plugins` makes: when
+    /// applying would change the tool list while the conversation's prompt
+    /// cache depends on it, nothing is applied and the answer carries
+    /// `held: true` and `cache_impact`; ask again without it to apply
+    /// anyway (`hold_on_cache_impact`).
+    pub hold_on_cache_impact: bool,
+    /// Plugins to load as well, as if each had been given with
+    /// [`Options::plugin`](crate::Options::plugin) at launch; loaded plugins
+    /// stay. Each path must be absolute (`add_plugins`).
+    pub add_plugins: Vec<Plugin>,
+    /// Reload nothing when the session is busy (a turn running or queued,
+    /// an unanswered permission prompt, background agents or workflows): the
+    /// request fails with [`Error::ControlError`] (error code
+    /// `reload_plugins_busy`); ask again once idle. Only a CLI whose
+    /// `system/init` lists the capability `reload_plugins_refuse_if_busy_v1`
+    /// is sure to honour it (`refuse_if_busy`).
+    pub refuse_if_busy: bool,
+}
+
+impl ReloadPluginsOptions {
+    /// An unconditional reload, adding nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`hold_on_cache_impact`](Self::hold_on_cache_impact).
+    pub fn hold_on_cache_impact(mut self, yes: bool) -> Self {
+        self.hold_on_cache_impact = yes;
+        self
+    }
+
+    /// Adds one of [`add_plugins`](Self::add_plugins).
+    pub fn add_plugin(mut self, plugin: Plugin) -> Self {
+        self.add_plugins.push(plugin);
+        self
+    }
+
+    /// Sets [`refuse_if_busy`](Self::refuse_if_busy).
+    pub fn refuse_if_busy(mut self, yes: bool) -> Self {
+        self.refuse_if_busy = yes;
+        self
+    }
+}
 
 /// The control requests of one running session, and what the CLI said in
 /// its `initialize` answer.
@@ -211,9 +271,25 @@ impl Control {
     }
 
     /// Reloads plugins; answers with the commands, agents, plugins and MCP
-    /// servers now available.
-    pub async fn reload_plugins(&self) -> Result<ReloadPluginsResponse> {
-        self.typed(SdkRequest::reload_plugins()).await
+    /// servers now available (TypeScript `reloadPlugins(options)`).
+    /// `ReloadPluginsOptions::default()` reloads unconditionally, as before;
+    /// see [`ReloadPluginsOptions`] for holding a reload that would change
+    /// the tool list under a cached prompt, adding plugins, and refusing
+    /// while the session is busy.
+    pub async fn reload_plugins(
+        &self,
+        options: ReloadPluginsOptions,
+    ) -> Result<ReloadPluginsResponse> {
+        // As the TypeScript SDK writes it: the flags only when true, the
+        // plugins only when there are some.
+        let request = ReloadPluginsRequest {
+            hold_on_cache_impact: options.hold_on_cache_impact.then_some(true),
+            add_plugins: (!options.add_plugins.is_empty())
+                .then(|| options.add_plugins.iter().map(Plugin::to_wire).collect()),
+            refuse_if_busy: options.refuse_if_busy.then_some(true),
+            ..Default::default()
+        };
+        self.typed(SdkRequest::ReloadPlugins(request)).await
     }
 
     /// Reloads skills.

@@ -54,7 +54,7 @@ pub use cli_version::{
     CliVersion, CliVersionPolicy, NEWEST_TESTED_CLI_VERSION, OLDEST_TESTED_CLI_VERSION,
 };
 pub use client::Client;
-pub use control::Control;
+pub use control::{Control, ReloadPluginsOptions};
 pub use error::{Error, Result};
 pub use message::{
     AssistantMessage, ContentBlock, Message, MessageContent, ResultMessage, SystemMessage,

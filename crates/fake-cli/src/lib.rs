@@ -36,6 +36,12 @@
 //! | `cancel_tool` | `tools/call`, then `notifications/cancelled` after `delay_ms`; checks the acknowledgement |
 //! | `ping_during_slow_call` | a `tools/call` to a slow tool, then `ping` and `tools/list` meanwhile; checks they are answered within `max_ping_ms` and before the slow call |
 //! | `callbacks` | `can_use_tool` per entry of `permission` and `hook_callback` per entry of `hooks` (each `"allow"`, `"deny"`, `"ok"` or `"error"`: the answer expected) |
+//! | `echo_answers` | a `can_use_tool` (`tool_use_id` `toolu_echo`; none with `permission: false`), then a `hook_callback` per entry of `hook_inputs` (event → input) to that event's first callback; the `result` text is the JSON array of the answers as they came |
+//!
+//! Control requests the fake answers: `initialize`, `interrupt`,
+//! `mcp_message`, `mcp_status`, `set_permission_mode`, `set_model`, and
+//! `reload_plugins` (an empty reload whose answer carries the request in
+//! `request`); any other gets an `unsupported_request` error.
 //!
 //! A failed check makes the turn's `result` `is_error: true` with the
 //! failures in `result` (prefixed `FAILED:`) and `errors`; tests assert on it.

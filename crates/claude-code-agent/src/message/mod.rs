@@ -46,7 +46,10 @@ pub use content::{
 pub use events::{
     ActiveGoal, AuthStatus, ConversationReset, McpProgress, PromptSuggestion, ToolUseSummary,
 };
-pub use result::{ModelUsage, PermissionDenial, ResultMessage, ResultSubtype, TerminalReason};
+pub use result::{
+    AutoModeUnchecked, ModelUsage, PermissionDenial, ResultMessage, ResultSubtype,
+    StartupFailureReason, TerminalReason,
+};
 pub use skipped::{SkipReason, SkippedLine};
 pub use stream::{
     ApiStreamEvent, CommandLifecycle, CommandState, ContentBlockDelta, ContentBlockStart,

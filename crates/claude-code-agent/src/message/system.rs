@@ -385,12 +385,21 @@ wire_struct! {
         opt patch: Map<String, Value> = "patch",
         /// `task_notification`: the file holding the task's output.
         opt output_file: String = "output_file",
-        /// `task_notification`: why (`worker_restart`).
+        /// `task_notification`: set only when a resumed process closed the
+        /// task: `worker_restart` (the worker restarted and found the task
+        /// orphaned; status `stopped`) or `unfinished_at_resume` (the
+        /// transcript has no record of the task's end; status `stopped` or
+        /// `failed`, and no turn starts for it).
         opt reason: String = "reason",
         /// The subagent type.
         opt subagent_type: String = "subagent_type",
-        /// `local_bash`, `local_agent`, …
+        /// `local_bash`, `local_agent`, … On `task_notification` only with
+        /// reason `unfinished_at_resume` (`local_agent` or `local_workflow`).
         opt task_type: String = "task_type",
+        /// `task_notification` of a shell task: how long its command ran, in
+        /// milliseconds, from launch until it exited or was stopped (absent
+        /// for other tasks and from older CLIs).
+        opt duration_ms: u64 = "duration_ms",
         /// Whether it runs in the background.
         opt is_backgrounded: bool = "is_backgrounded",
         /// The task that started it.

@@ -1047,20 +1047,7 @@ impl Options {
             init.mcp_servers = (!external.is_empty()).then_some(external);
         }
         if self.plugins_via_initialize && !self.plugins.is_empty() {
-            init.plugins = Some(
-                self.plugins
-                    .iter()
-                    .map(|p| {
-                        let mut plugin = serde_json::Map::new();
-                        plugin.insert("type".into(), "local".into());
-                        plugin.insert("path".into(), p.path.to_string_lossy().into());
-                        if p.skip_mcp_discovery {
-                            plugin.insert("skipMcpDiscovery".into(), true.into());
-                        }
-                        Value::Object(plugin)
-                    })
-                    .collect(),
-            );
+            init.plugins = Some(self.plugins.iter().map(Plugin::to_wire).collect());
         }
         if let Some(Skills::Named(names)) = &self.skills {
             init.skills = Some(names.clone());

@@ -187,6 +187,18 @@ impl Plugin {
         self.skip_mcp_discovery = true;
         self
     }
+
+    /// The TypeScript `SdkPluginConfig` form:
+    /// `{"type":"local","path":…,"skipMcpDiscovery":true}`.
+    pub(crate) fn to_wire(&self) -> serde_json::Value {
+        let mut plugin = serde_json::Map::new();
+        plugin.insert("type".into(), "local".into());
+        plugin.insert("path".into(), self.path.to_string_lossy().into());
+        if self.skip_mcp_discovery {
+            plugin.insert("skipMcpDiscovery".into(), true.into());
+        }
+        serde_json::Value::Object(plugin)
+    }
 }
 
 wire_struct! {

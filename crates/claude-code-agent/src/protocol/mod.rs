@@ -40,22 +40,22 @@ pub use hooks::{
     BackgroundTaskSummary, ConfigChangeInput, CwdChangedInput, DirectoryAddedInput,
     ElicitationAction, ElicitationInput, ElicitationResultInput, FileChangedInput, HookDecision,
     HookEffort, HookEvent, HookFailure, HookInput, HookOutput, HookSpecificOutput,
-    InstructionsLoadedInput, McpServerProvenance, MessageDisplayInput, NotificationInput,
-    PermissionDecision, PermissionDeniedInput, PermissionRequestInput, PostCompactInput,
-    PostModelSwitchInput, PostToolBatchInput, PostToolBatchToolCall, PostToolUseFailureInput,
-    PostToolUseInput, PreCompactInput, PreModelSwitchInput, PreSkillShellCommandInput,
-    PreToolUseInput, SessionCronSummary, SessionEndInput, SessionStartInput, SetupInput,
-    StopFailureInput, StopInput, SubagentStartInput, SubagentStopInput, TaskCompletedInput,
-    TaskCreatedInput, TeammateIdleInput, UserPromptExpansionInput, UserPromptSubmitInput,
-    WorktreeCreateInput, WorktreeRemoveInput,
+    InstructionsLoadedInput, InterruptInput, McpServerProvenance, MessageDisplayInput,
+    NotificationInput, PermissionDecision, PermissionDeniedInput, PermissionRequestInput,
+    PostCompactInput, PostModelSwitchInput, PostToolBatchInput, PostToolBatchToolCall,
+    PostToolUseFailureInput, PostToolUseInput, PreCompactInput, PreModelSwitchInput,
+    PreSkillShellCommandInput, PreToolUseInput, SessionCronSummary, SessionEndInput,
+    SessionStartInput, SetupInput, StopFailureInput, StopInput, SubagentStartInput,
+    SubagentStopInput, TaskCompletedInput, TaskCreatedInput, TeammateIdleInput,
+    UserPromptExpansionInput, UserPromptSubmitInput, WorktreeCreateInput, WorktreeRemoveInput,
 };
 pub use mcp_config::{
     HttpServerConfig, InProcessServer, McpServerConfig, SdkServerConfig, SseServerConfig,
     StdioServerConfig,
 };
 pub use permission::{
-    PermissionBehavior, PermissionDestination, PermissionResult, PermissionRule, PermissionUpdate,
-    PermissionUpdateKind,
+    PermissionBehavior, PermissionDecisionClassification, PermissionDestination, PermissionResult,
+    PermissionRule, PermissionUpdate, PermissionUpdateKind,
 };
 pub(crate) use requests::CliRequest;
 pub use requests::{

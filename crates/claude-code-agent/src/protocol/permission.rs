@@ -191,28 +191,66 @@ impl PermissionUpdate {
     }
 }
 
+string_enum! {
+    /// Who decided a [`PermissionResult`] (`decisionClassification`), for
+    /// telemetry and for the call's stored record; the vocabulary of the
+    /// CLI's `tool_decision` OpenTelemetry events. Unset, the CLI infers
+    /// `user_temporary` for an allow and `user_reject` for a deny.
+    pub enum PermissionDecisionClassification default UserTemporary {
+        /// A person allowed this call once.
+        "user_temporary" => UserTemporary,
+        /// A person allowed it always (the click and later cache hits).
+        "user_permanent" => UserPermanent,
+        /// A person denied it.
+        "user_reject" => UserReject,
+        /// The host decided by itself (a mode, a policy, a rule no person's
+        /// answer made) with nobody asked. The call's record then says no
+        /// person answered, so an allow no longer counts as a sign that a
+        /// person is present; a deny still does. Honoured only from the
+        /// program that launched the CLI (TypeScript SDK 0.3.337).
+        "config" => Config,
+    }
+}
+
 /// The answer to a `can_use_tool` request, written as
 /// `{"behavior":"allow","updatedInput":…,"updatedPermissions":…}` or
-/// `{"behavior":"deny","message":…,"interrupt":true}`.
+/// `{"behavior":"deny","message":…,"interrupt":true}`, each with
+/// `toolUseID` and `decisionClassification` when set.
 ///
 /// The CLI runs the tool with `updatedInput`; send the original input when it
-/// is unchanged (the SDK session does this for an `Allow` without one).
+/// is unchanged (the SDK session does this for an `Allow` without one). As
+/// the TypeScript SDK does, the session sets `toolUseID` to the request's
+/// `tool_use_id`, whatever the callback gave.
+///
+/// Build one with [`allow`](Self::allow), [`deny`](Self::deny) and the
+/// `with_*` methods; the variants are non-exhaustive, since the protocol
+/// adds fields.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum PermissionResult {
     /// Run the tool.
+    #[non_exhaustive]
     Allow {
         /// Replacement input (`updatedInput`).
         updated_input: Option<Value>,
         /// Permission changes to apply, e.g. "always allow" (`updatedPermissions`).
         updated_permissions: Option<Vec<PermissionUpdate>>,
+        /// The tool call this answers (`toolUseID`).
+        tool_use_id: Option<String>,
+        /// Who decided (`decisionClassification`).
+        decision_classification: Option<PermissionDecisionClassification>,
     },
     /// Do not run the tool; the model sees `message` as the tool's error.
+    #[non_exhaustive]
     Deny {
         /// The reason, shown to the model.
         message: String,
         /// Also stop the turn (`error_during_execution`).
         interrupt: bool,
+        /// The tool call this answers (`toolUseID`).
+        tool_use_id: Option<String>,
+        /// Who decided (`decisionClassification`).
+        decision_classification: Option<PermissionDecisionClassification>,
     },
 }
 
@@ -222,6 +260,8 @@ impl PermissionResult {
         Self::Allow {
             updated_input: None,
             updated_permissions: None,
+            tool_use_id: None,
+            decision_classification: None,
         }
     }
 
@@ -230,6 +270,8 @@ impl PermissionResult {
         Self::Allow {
             updated_input: Some(input),
             updated_permissions: None,
+            tool_use_id: None,
+            decision_classification: None,
         }
     }
 
@@ -238,6 +280,8 @@ impl PermissionResult {
         Self::Deny {
             message: message.into(),
             interrupt: false,
+            tool_use_id: None,
+            decision_classification: None,
         }
     }
 
@@ -246,6 +290,8 @@ impl PermissionResult {
         Self::Deny {
             message: message.into(),
             interrupt: true,
+            tool_use_id: None,
+            decision_classification: None,
         }
     }
 
@@ -261,9 +307,80 @@ impl PermissionResult {
         self
     }
 
+    /// Says who decided (`decisionClassification`): for example
+    /// [`PermissionDecisionClassification::UserPermanent`] for an "always
+    /// allow" click, or [`PermissionDecisionClassification::Config`] for an
+    /// answer the host gave by itself, with nobody asked.
+    ///
+    /// ```
+    /// use claude_code_agent::protocol::{PermissionDecisionClassification, PermissionResult};
+    /// use serde_json::json;
+    /// let answer = PermissionResult::deny("policy")
+    ///     .with_decision_classification(PermissionDecisionClassification::Config)
+    ///     .with_tool_use_id("toolu_1");
+    /// assert_eq!(
+    ///     answer.to_value(),
+    ///     json!({"behavior": "deny", "message": "policy", "toolUseID": "toolu_1",
+    ///            "decisionClassification": "config"})
+    /// );
+    /// ```
+    pub fn with_decision_classification(
+        mut self,
+        classification: PermissionDecisionClassification,
+    ) -> Self {
+        match &mut self {
+            Self::Allow {
+                decision_classification,
+                ..
+            }
+            | Self::Deny {
+                decision_classification,
+                ..
+            } => *decision_classification = Some(classification),
+        }
+        self
+    }
+
+    /// Names the tool call this answers (`toolUseID`). The SDK session
+    /// sets it from the request itself, as the TypeScript SDK does.
+    pub fn with_tool_use_id(mut self, id: impl Into<String>) -> Self {
+        self.set_tool_use_id(Some(id.into()));
+        self
+    }
+
+    /// Sets or clears `toolUseID`.
+    pub(crate) fn set_tool_use_id(&mut self, id: Option<String>) {
+        match self {
+            Self::Allow { tool_use_id, .. } | Self::Deny { tool_use_id, .. } => *tool_use_id = id,
+        }
+    }
+
     /// Whether this allows the tool.
     pub fn is_allow(&self) -> bool {
         matches!(self, Self::Allow { .. })
+    }
+
+    /// The tool call this answers (`toolUseID`), if set.
+    pub fn tool_use_id(&self) -> Option<&str> {
+        match self {
+            Self::Allow { tool_use_id, .. } | Self::Deny { tool_use_id, .. } => {
+                tool_use_id.as_deref()
+            }
+        }
+    }
+
+    /// Who decided (`decisionClassification`), if set.
+    pub fn decision_classification(&self) -> Option<&PermissionDecisionClassification> {
+        match self {
+            Self::Allow {
+                decision_classification,
+                ..
+            }
+            | Self::Deny {
+                decision_classification,
+                ..
+            } => decision_classification.as_ref(),
+        }
     }
 
     /// Encodes as the CLI's JSON.
@@ -291,10 +408,12 @@ impl PermissionResult {
     /// The wire form; an allow without `updatedInput` gets `default_input`.
     fn into_map(self, default_input: Option<Value>) -> Map<String, Value> {
         let mut map = Map::new();
-        match self {
+        let (tool_use_id, classification) = match self {
             Self::Allow {
                 updated_input,
                 updated_permissions,
+                tool_use_id,
+                decision_classification,
             } => {
                 map.insert("behavior".into(), "allow".into());
                 if let Some(input) = updated_input.or(default_input) {
@@ -306,14 +425,27 @@ impl PermissionResult {
                         Value::Array(updates.iter().map(PermissionUpdate::to_value).collect()),
                     );
                 }
+                (tool_use_id, decision_classification)
             }
-            Self::Deny { message, interrupt } => {
+            Self::Deny {
+                message,
+                interrupt,
+                tool_use_id,
+                decision_classification,
+            } => {
                 map.insert("behavior".into(), "deny".into());
                 map.insert("message".into(), message.into());
                 if interrupt {
                     map.insert("interrupt".into(), true.into());
                 }
+                (tool_use_id, decision_classification)
             }
+        };
+        if let Some(id) = tool_use_id {
+            map.insert("toolUseID".into(), id.into());
+        }
+        if let Some(c) = classification {
+            map.insert("decisionClassification".into(), c.as_str().into());
         }
         map
     }
@@ -323,14 +455,28 @@ impl PermissionResult {
         let Value::Object(mut map) = value else {
             return Err(value);
         };
-        match map.get("behavior").and_then(Value::as_str) {
-            Some("allow") => Ok(Self::Allow {
+        let allow = match map.get("behavior").and_then(Value::as_str) {
+            Some("allow") => true,
+            Some("deny") => false,
+            _ => return Err(Value::Object(map)),
+        };
+        let tool_use_id = map
+            .remove("toolUseID")
+            .and_then(|v| String::from_wire(v).ok());
+        let decision_classification = map
+            .remove("decisionClassification")
+            .and_then(|v| PermissionDecisionClassification::from_wire(v).ok());
+        if allow {
+            Ok(Self::Allow {
                 updated_input: map.remove("updatedInput"),
                 updated_permissions: map
                     .remove("updatedPermissions")
                     .and_then(|v| Vec::<PermissionUpdate>::from_wire(v).ok()),
-            }),
-            Some("deny") => Ok(Self::Deny {
+                tool_use_id,
+                decision_classification,
+            })
+        } else {
+            Ok(Self::Deny {
                 message: map
                     .remove("message")
                     .and_then(|v| String::from_wire(v).ok())
@@ -339,8 +485,9 @@ impl PermissionResult {
                     .get("interrupt")
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
-            }),
-            _ => Err(Value::Object(map)),
+                tool_use_id,
+                decision_classification,
+            })
         }
     }
 }

@@ -304,7 +304,9 @@ async fn callback(
                 cancellation: cancel(),
                 raw: req.to_value(),
             };
-            let result = callback(req.tool_name, req.input.clone(), ctx).await;
+            let mut result = callback(req.tool_name, req.input.clone(), ctx).await;
+            // As the TypeScript SDK (`{...result, toolUseID: request.tool_use_id}`).
+            result.set_tool_use_id(req.tool_use_id);
             Ok(result.into_answer(req.input))
         }
         CliRequest::HookCallback(req) => {

@@ -8,7 +8,10 @@ use std::time::Duration;
 use crate::support::*;
 use claude_code_agent::mcp::{Server, Tool};
 use claude_code_agent::protocol::SdkRequest;
-use claude_code_agent::{Client, ContextDetail, Error, McpServerConfig, Message, UserInput, query};
+use claude_code_agent::{
+    Client, ContextDetail, Error, McpServerConfig, Message, Plugin, ReloadPluginsOptions,
+    UserInput, query,
+};
 use claude_code_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
 use serde_json::json;
@@ -171,7 +174,10 @@ async fn context_usage_thinking_settings_and_reloads_are_answered() {
         );
         let skills = client.reload_skills().await.expect("skills");
         let _ = skills.skills;
-        let plugins = client.reload_plugins().await.expect("plugins");
+        let plugins = client
+            .reload_plugins(Default::default())
+            .await
+            .expect("plugins");
         assert!(!plugins.commands.is_empty(), "{plugins:?}");
 
         let file = h.env().work_dir().join("seeded.txt");
@@ -343,6 +349,66 @@ async fn an_unanswered_control_request_times_out_and_the_session_goes_on() {
         client.query("still there?").await.unwrap();
         let messages = turn(&client).await;
         assert_eq!(results(&messages)[0].result.as_deref(), Some("after"));
+        client.disconnect().await.unwrap();
+        h.finish().await;
+    })
+    .await
+}
+
+/// `reload_plugins` with the TypeScript SDK 0.3.337's options: CLI 2.1.332
+/// loads a plugin named in `add_plugins`, and honours `refuse_if_busy` and
+/// `hold_on_cache_impact` on an idle session (it lists the capability
+/// `reload_plugins_refuse_if_busy_v1`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_plugins_adds_a_plugin_when_idle() {
+    with_timeout(async {
+        let h = Harness::start(MockModel::builder().default_reply(Turn::text("one"))).await;
+        let plugin = h.env().work_dir().join("added-plugin");
+        std::fs::create_dir_all(plugin.join(".claude-plugin")).unwrap();
+        std::fs::create_dir_all(plugin.join("commands")).unwrap();
+        std::fs::write(
+            plugin.join(".claude-plugin/plugin.json"),
+            r#"{"name": "added-plugin", "version": "1.0.0"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            plugin.join("commands/greet.md"),
+            "---\ndescription: Greets\n---\nSay hello.\n",
+        )
+        .unwrap();
+        let client = Client::connect(h.options()).await.expect("connect");
+        client.query("hello").await.unwrap();
+        let messages = turn(&client).await;
+        let init = messages
+            .iter()
+            .map(Message::to_value)
+            .find(|v| v["subtype"] == "init")
+            .expect("system/init");
+        assert!(
+            !init["plugins"].to_string().contains("added-plugin"),
+            "{}",
+            init["plugins"]
+        );
+        let answer = client
+            .reload_plugins(
+                ReloadPluginsOptions::new()
+                    .add_plugin(Plugin::local(&plugin))
+                    .refuse_if_busy(true)
+                    .hold_on_cache_impact(true),
+            )
+            .await
+            .expect("reload_plugins");
+        assert!(
+            serde_json::to_string(&answer.plugins)
+                .unwrap()
+                .contains("added-plugin"),
+            "{answer:?}"
+        );
+        assert_ne!(answer.held, Some(true), "{answer:?}");
+        assert!(
+            answer.commands.iter().any(|c| c.name.contains("greet")),
+            "{answer:?}"
+        );
         client.disconnect().await.unwrap();
         h.finish().await;
     })

@@ -1,7 +1,10 @@
 //! The control protocol under stress and faults, against the fake
 //! CLI: withdrawn permission requests, cancelled tool calls, requests served
 //! during a slow tool, panicking callbacks, 1 000 calls with hooks, 1 000
-//! calls at once, a tool that hangs and ignores its cancellation.
+//! calls at once, a tool that hangs and ignores its cancellation; and what
+//! the SDK writes for a permission answer's `toolUseID` and
+//! `decisionClassification`, an `Interrupt` hook and `reload_plugins`'
+//! options.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,8 +13,10 @@ use std::time::Duration;
 use crate::support::fake_cli::{bounded, calc_server, collect, errors, fake, final_result};
 use claude_code_agent::mcp::{Server, Tool};
 use claude_code_agent::message::SystemMessage;
+use claude_code_agent::protocol::{HookInput, PermissionDecisionClassification};
 use claude_code_agent::{
-    Client, HookEvent, HookMatcher, HookOutput, Message, PermissionResult, query,
+    Client, HookEvent, HookMatcher, HookOutput, Message, PermissionResult, Plugin,
+    ReloadPluginsOptions, query,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -390,5 +395,96 @@ async fn block_in_place_and_the_runtime_handle_work_in_a_tools_first_poll() {
         texts.iter().any(|t| t.contains("sum=5 twice=10")),
         "{texts:?}"
     );
+    fake.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_answer_and_interrupt_hook_go_out_as_the_typescript_sdk_writes_them() {
+    let interrupt = json!({"session_id": "s", "transcript_path": "/t.jsonl", "cwd": "/w",
+        "hook_event_name": "Interrupt", "source": "user", "reason": "stop", "via": "client"});
+    let fake = fake(
+        "echo_answers",
+        json!({"hook_inputs": {"Interrupt": interrupt}}),
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<HookInput>();
+    let options = fake
+        .options
+        .clone()
+        .can_use_tool(|_tool, _input, _ctx| async {
+            // The session puts the request's own tool_use_id in its place.
+            PermissionResult::allow()
+                .with_decision_classification(PermissionDecisionClassification::Config)
+                .with_tool_use_id("not_this_one")
+        })
+        .hook(
+            HookEvent::Interrupt,
+            HookMatcher::new(None),
+            move |input, _ctx| {
+                let _ = tx.send(input);
+                async { HookOutput::default() }
+            },
+        );
+    let messages = bounded(20, collect(query("hi", options))).await;
+    assert!(errors(&messages).is_empty(), "{:?}", errors(&messages));
+    let result = final_result(&messages);
+    let answers: Value = serde_json::from_str(result.result.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        answers[0]["can_use_tool"],
+        json!({"behavior": "allow", "updatedInput": {"a": 1, "b": 2},
+            "toolUseID": "toolu_echo", "decisionClassification": "config"}),
+        "{answers}"
+    );
+    assert_eq!(answers[1]["hook"], "Interrupt", "{answers}");
+    assert!(answers[1]["answer"].is_object(), "{answers}");
+    let Some(HookInput::Interrupt(input)) = rx.recv().await else {
+        panic!("no typed Interrupt input")
+    };
+    assert_eq!(
+        (
+            input.source.as_deref(),
+            input.reason.as_deref(),
+            input.via.as_deref()
+        ),
+        (Some("user"), Some("stop"), Some("client"))
+    );
+    fake.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_plugins_sends_its_options_as_the_typescript_sdk_does() {
+    let fake = fake("chat", json!({}));
+    let client = bounded(20, Client::connect(fake.options.clone()))
+        .await
+        .expect("connect");
+    let sent = |r: claude_code_agent::protocol::ReloadPluginsResponse| r.extra["request"].clone();
+    // The default, and flags left false: nothing but the subtype.
+    let plain = bounded(20, client.reload_plugins(ReloadPluginsOptions::default()))
+        .await
+        .expect("reload");
+    assert_eq!(sent(plain), json!({"subtype": "reload_plugins"}));
+    let all = ReloadPluginsOptions::new()
+        .hold_on_cache_impact(true)
+        .add_plugin(Plugin::local("/opt/plugins/lint"))
+        .add_plugin(Plugin::local("/opt/plugins/docs").without_mcp())
+        .refuse_if_busy(true);
+    let answer = bounded(20, client.reload_plugins(all))
+        .await
+        .expect("reload");
+    assert_eq!(
+        sent(answer),
+        json!({"subtype": "reload_plugins", "hold_on_cache_impact": true,
+            "add_plugins": [{"type": "local", "path": "/opt/plugins/lint"},
+                {"type": "local", "path": "/opt/plugins/docs", "skipMcpDiscovery": true}],
+            "refuse_if_busy": true})
+    );
+    let only_busy = ReloadPluginsOptions::new().refuse_if_busy(true);
+    let answer = bounded(20, client.reload_plugins(only_busy))
+        .await
+        .expect("reload");
+    assert_eq!(
+        sent(answer),
+        json!({"subtype": "reload_plugins", "refuse_if_busy": true})
+    );
+    bounded(20, client.disconnect()).await.expect("disconnect");
     fake.assert_gone().await;
 }

@@ -41,6 +41,7 @@ mod messages_captures;
 mod messages_lossless;
 mod messages_roundtrip;
 mod messages_sdk_output;
+mod parity_337;
 mod parity_decode;
 mod prop_boundaries;
 mod prop_control;

@@ -1,5 +1,5 @@
 //! Every hook event and message kind of the official SDKs (TypeScript SDK
-//! 0.3.332) decodes to its typed variant, with every field it has modelled
+//! 0.3.337) decodes to its typed variant, with every field it has modelled
 //! (nothing left in `extra`), and re-encodes to the same JSON.
 //!
 //! Hook inputs the CLI sent in a real session (`fixtures/
@@ -28,7 +28,7 @@ macro_rules! input_extra {
 fn hook_extra(input: &HookInput) -> &Map<String, Value> {
     input_extra!(input; PreToolUse, PostToolUse, PostToolUseFailure, PostToolBatch, Notification,
         UserPromptSubmit, UserPromptExpansion, SessionStart, SessionEnd, Stop, StopFailure,
-        SubagentStart, SubagentStop, PreCompact, PostCompact, PreModelSwitch, PostModelSwitch,
+        Interrupt, SubagentStart, SubagentStop, PreCompact, PostCompact, PreModelSwitch, PostModelSwitch,
         PermissionRequest, PermissionDenied, Setup, TeammateIdle, TaskCreated, TaskCompleted,
         Elicitation, ElicitationResult, ConfigChange, WorktreeCreate, WorktreeRemove,
         InstructionsLoaded, CwdChanged, FileChanged, DirectoryAdded, MessageDisplay,
@@ -106,7 +106,7 @@ fn hook_inputs_observed_on_cli_2_1_332() {
 /// `*HookInput` types (every optional field present).
 fn typescript_inputs() -> Vec<Value> {
     let tool = json!({"tool_name": "mcp__calc__add", "tool_input": {"a": 1}, "tool_use_id": "toolu_1",
-                      "mcp_server": {"name": "calc", "source": "sdk"}});
+                      "mcp_server": {"name": "calc", "source": "sdk", "built_in": true}});
     let task = json!({"id": "b1", "type": "local_bash", "status": "running", "description": "d",
                       "command": "sleep 9", "agent_type": "a", "server": "s", "tool": "t", "name": "n"});
     let cron = json!({"id": "c1", "schedule": "* * * * *", "recurring": true, "prompt": "p"});
@@ -168,6 +168,10 @@ fn typescript_inputs() -> Vec<Value> {
         (
             "StopFailure",
             json!({"error": "rate_limit", "error_details": "d", "last_assistant_message": "m"}),
+        ),
+        (
+            "Interrupt",
+            json!({"source": "user", "reason": "stop", "via": "client"}),
         ),
         ("SubagentStart", json!({})),
         (

@@ -56,6 +56,12 @@ wire_struct! {
         opt name: String = "name",
         /// `sdk` (in-process), `dynamic`, a settings scope, …
         opt source: String = "source",
+        /// Only on tool hook inputs, and only ever `true`: Claude Desktop or
+        /// the VS Code extension started this session and says this server
+        /// is its own. Some such servers run commands or control the
+        /// computer, so check `name` and the tool too before allowing a
+        /// call. Absent means unknown.
+        opt built_in: bool = "built_in",
     }
 }
 
@@ -312,6 +318,27 @@ hook_input! {
         opt error_details: String = "error_details",
         /// The last assistant text.
         opt last_assistant_message: String = "last_assistant_message",
+    }
+}
+
+hook_input! {
+    /// `Interrupt`: an interrupt ended the main conversation's turn. Fires
+    /// once, except where the work goes on by itself or Claude Code is
+    /// exiting; its output is ignored.
+    InterruptInput = "Interrupt" {
+        /// Who stopped the turn: `user` (a person, or a client request that
+        /// does not say who sent it, such as an SDK's `interrupt`),
+        /// `session` (another session's Claude) or `system` (a
+        /// `PermissionRequest` hook, a plugin, a permission check, or an app
+        /// or service acting by itself).
+        opt source: String = "source",
+        /// What ended the turn: `stop` (Esc, Ctrl+C, an interrupt request),
+        /// `permission_denied`, `rewind` (back to an earlier message, or to
+        /// edit the prompt) or `other`.
+        opt reason: String = "reason",
+        /// How the stop arrived, when known: `terminal` or `client` (a
+        /// request from an app, a phone, an SDK program or a service).
+        opt via: String = "via",
     }
 }
 

@@ -1,4 +1,4 @@
-//! Hook callbacks: the 34 events of the TypeScript SDK 0.3.332
+//! Hook callbacks: the 35 events of the TypeScript SDK 0.3.337
 //! (`HOOK_EVENTS`), the input the CLI sends in `hook_callback` for each, and
 //! the output the SDK answers with.
 //!
@@ -117,6 +117,8 @@ hook_events! {
     "Stop" => Stop(StopInput),
     /// When a turn ended on an API error.
     "StopFailure" => StopFailure(StopFailureInput),
+    /// When an interrupt ended the main conversation's turn (output ignored).
+    "Interrupt" => Interrupt(InterruptInput),
     /// When a subagent starts.
     "SubagentStart" => SubagentStart(SubagentStartInput),
     /// When a subagent is about to stop.
@@ -166,9 +168,9 @@ hook_events! {
 }
 
 impl HookEvent {
-    /// The 34 events the TypeScript SDK 0.3.332 lists in `HOOK_EVENTS`, in
+    /// The 35 events the TypeScript SDK 0.3.337 lists in `HOOK_EVENTS`, in
     /// its order.
-    pub const ALL: [HookEvent; 34] = [
+    pub const ALL: [HookEvent; 35] = [
         Self::PreToolUse,
         Self::PostToolUse,
         Self::PostToolUseFailure,
@@ -180,6 +182,7 @@ impl HookEvent {
         Self::SessionEnd,
         Self::Stop,
         Self::StopFailure,
+        Self::Interrupt,
         Self::SubagentStart,
         Self::SubagentStop,
         Self::PreCompact,

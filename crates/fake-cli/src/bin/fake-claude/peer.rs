@@ -349,6 +349,10 @@ impl Peer {
             ),
             "set_permission_mode" => Some(json!({"mode": request.get("mode")})),
             "set_model" => Some(json!({"model": request.get("model")})),
+            // Nothing to reload; the request comes back in `request`, so a
+            // test can check what the SDK wrote.
+            "reload_plugins" => Some(json!({"commands": [], "agents": [], "plugins": [],
+                "mcpServers": [], "error_count": 0, "request": request})),
             _ => {
                 return self
                     .out

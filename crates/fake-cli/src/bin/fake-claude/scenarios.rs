@@ -61,6 +61,7 @@ pub(super) fn run(
             "ping_during_slow_call" => ping_during_slow_call(&mut peer, turns),
             "callbacks" => callbacks(&mut peer, turns),
             "flood" => flood(&mut peer, turns),
+            "echo_answers" => echo_answers(&mut peer, turns),
             other => {
                 eprintln!("fake-claude: unknown scenario {other:?}");
                 return Ok(2);
@@ -482,6 +483,52 @@ fn callbacks(peer: &mut Peer, turn: u64) -> Step {
     }
     peer.emit_text("callbacks checked")?;
     peer.emit_result("callbacks checked", turn)?;
+    Ok(None)
+}
+
+/// One `can_use_tool` (`tool_use_id` `toolu_echo`) unless `permission` is
+/// false, then a `hook_callback` to the first callback registered for each
+/// event of `hook_inputs` (an object: event name → input); the result's
+/// text is the JSON array of the answers as they came (`{"can_use_tool":
+/// payload}`, `{"hook": event, "answer": payload}`, or `{"error": text}`).
+fn echo_answers(peer: &mut Peer, turn: u64) -> Step {
+    peer.emit_init()?;
+    let timeout = Duration::from_secs(10);
+    let answer = |r: Option<Response>| match r {
+        None => json!({"error": "no answer"}),
+        Some(r) if !r.success => json!({"error": r.error}),
+        Some(r) => r.payload,
+    };
+    let mut answers = Vec::new();
+    if peer.params.get("permission") != Some(&Value::Bool(false)) {
+        let r = peer.request(
+            json!({"subtype": "can_use_tool", "tool_name": "mcp__calc__add",
+            "mcp_server": {"name": "calc", "source": "sdk"}, "display_name": "add",
+            "input": {"a": 1, "b": 2}, "permission_suggestions": [],
+            "tool_use_id": "toolu_echo"}),
+            timeout,
+        )?;
+        answers.push(json!({"can_use_tool": answer(r)}));
+    }
+    let inputs = peer
+        .params
+        .get("hook_inputs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (event, input) in inputs {
+        let Some(hook_id) = first_hook_id(&peer.hooks, &event) else {
+            answers.push(json!({"hook": event, "error": "no callback registered"}));
+            continue;
+        };
+        let r = peer.request(
+            json!({"subtype": "hook_callback", "callback_id": hook_id, "input": input}),
+            timeout,
+        )?;
+        answers.push(json!({"hook": event, "answer": answer(r)}));
+    }
+    let text = Value::Array(answers).to_string();
+    peer.emit_result(&text, turn)?;
     Ok(None)
 }
 
