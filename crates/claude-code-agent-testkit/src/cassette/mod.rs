@@ -97,7 +97,10 @@ impl RecordMode {
 }
 
 /// Why a cassette could not be used, or what its run found.
-#[derive(Debug, thiserror::Error)]
+///
+/// Its `Debug` is its message and causes as text (so that
+/// `finish().await.unwrap()` shows a mismatch's diff as lines).
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum CassetteError {
     /// The file could not be read or written.
@@ -109,7 +112,7 @@ pub enum CassetteError {
         source: std::io::Error,
     },
     /// The file is not a cassette.
-    #[error("cassette {}: not a cassette file", path.display())]
+    #[error("cassette {}: not a cassette file{}", path.display(), where_in(source))]
     Format {
         /// The cassette.
         path: PathBuf,
@@ -117,7 +120,7 @@ pub enum CassetteError {
         source: serde_json::Error,
     },
     /// The file is of another format version.
-    #[error("cassette {}: format version {found}, this testkit reads {}", path.display(), format::VERSION)]
+    #[error("cassette {}: format version {found}, this testkit reads 1 to {}", path.display(), format::VERSION)]
     Version {
         /// The cassette.
         path: PathBuf,
@@ -137,13 +140,15 @@ pub enum CassetteError {
     Cli(#[from] CliError),
     /// The CLI asked what the cassette does not hold: each request that
     /// matched nothing, with the diff against the closest recorded one.
+    /// Requests that came closest to the same recorded request (the CLI
+    /// retrying one it got an error for) make one report: the closest.
     #[error("cassette {}: {} request(s) matched no recorded one\n{report}", path.display(), count)]
     Mismatch {
         /// The cassette.
         path: PathBuf,
-        /// How many requests matched nothing.
+        /// How many requests matched nothing, the CLI's retries included.
         count: usize,
-        /// The diffs.
+        /// The diffs, one per recorded request they came closest to.
         report: String,
     },
     /// Recording: the upstream could not be reached for some requests.
@@ -154,6 +159,28 @@ pub enum CassetteError {
         /// What failed.
         report: String,
     },
+}
+
+/// Where in the file a format error is (" (line L, column C)"), or what it
+/// is when the JSON parsed and its content is wrong.
+fn where_in(error: &serde_json::Error) -> String {
+    if error.line() == 0 {
+        format!(": {error}")
+    } else {
+        format!(" (line {}, column {})", error.line(), error.column())
+    }
+}
+
+impl std::fmt::Debug for CassetteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, "\n\nCaused by: {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
 }
 
 /// A cassette to record or replay: [`start`](Self::start) it, run the
@@ -401,6 +428,7 @@ impl CassetteSession {
             let mut file = serde_json::to_value(File {
                 cassette: format::VERSION,
                 redact: Vec::new(),
+                shared: Vec::new(),
                 interactions,
             })
             .expect("a cassette serializes");
@@ -418,21 +446,55 @@ impl CassetteSession {
             } else {
                 return Err(CassetteError::Upstream {
                     path: self.path,
-                    report: problems.join("\n"),
+                    report: problems
+                        .into_iter()
+                        .map(|p| p.report)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                 });
             }
             return Ok(());
         }
         if problems.is_empty() {
-            Ok(())
-        } else {
-            Err(CassetteError::Mismatch {
-                path: self.path,
-                count: problems.len(),
-                report: problems.join("\n"),
-            })
+            return Ok(());
+        }
+        Err(CassetteError::Mismatch {
+            path: self.path,
+            count: problems.len(),
+            report: fold(problems),
+        })
+    }
+}
+
+/// Folds the requests that came closest to the same recorded request (the
+/// CLI retries a request it got an error for, sometimes changed) into one
+/// report: the closest of them, with how many there were; the reports in
+/// the order their first request came.
+fn fold(problems: Vec<proxy::Problem>) -> String {
+    // (recorded request, lines changed, report, requests folded into it)
+    let mut folded: Vec<(Option<usize>, usize, String, usize)> = Vec::new();
+    for p in problems {
+        match p.closest {
+            Some((recorded, changed)) => match folded.iter_mut().find(|f| f.0 == Some(recorded)) {
+                Some(f) => {
+                    f.3 += 1;
+                    if changed < f.1 {
+                        (f.1, f.2) = (changed, p.report);
+                    }
+                }
+                None => folded.push((Some(recorded), changed, p.report, 1)),
+            },
+            None => folded.push((None, 0, p.report, 1)),
         }
     }
+    folded
+        .iter()
+        .map(|(_, _, report, n)| match n {
+            1 => report.clone(),
+            n => format!("{report}\n({n} requests, the CLI's retries, came closest to that recorded request: this is the closest of them)"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Replaces `key` and the matches of `patterns` in every string of `value`.

@@ -38,13 +38,22 @@ pub(crate) enum Active {
     },
 }
 
+/// What went wrong with one request: its report and, for a request that
+/// matched nothing, the recorded request it came closest to (with the
+/// number of lines that differ), by which the CLI's retries of one request
+/// are folded into one report.
+pub(crate) struct Problem {
+    pub(crate) closest: Option<(usize, usize)>,
+    pub(crate) report: String,
+}
+
 pub(crate) struct Shared {
     pub(crate) active: Active,
     pub(crate) volatile: Volatile,
     /// What recording kept, in the order the answers came.
     pub(crate) recorded: Mutex<Vec<Interaction>>,
     /// Requests that matched nothing, upstream failures: the report.
-    pub(crate) problems: Mutex<Vec<String>>,
+    pub(crate) problems: Mutex<Vec<Problem>>,
 }
 
 pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
@@ -196,6 +205,9 @@ fn replay(
         .map(|i| (used[i], diff(&interactions[i].request, &request), i))
         .min_by_key(|(was_used, (_, changed), _)| (*was_used, *changed));
     drop(used);
+    let closest = candidates
+        .as_ref()
+        .map(|(_, (_, changed), i)| (*i, *changed));
     let report = match candidates {
         Some((was_used, (text, _), i)) => format!(
             "{} {} matches no recorded request; the closest is #{}{}:\n{text}",
@@ -209,16 +221,22 @@ fn replay(
             request.method, request.path
         ),
     };
-    problem(shared, report)
+    problem_near(shared, report, closest)
 }
 
 /// Keeps `report`, prints it, and answers the CLI with an API error it
 /// does not retry (a 400: a 401 or 5xx would be tried again for minutes),
 /// so that its turn fails at once.
 fn problem(shared: &Shared, report: String) -> Response {
+    problem_near(shared, report, None)
+}
+
+/// [`problem`], for a request that came closest to recorded request
+/// `closest.0` (`closest.1` lines differ).
+fn problem_near(shared: &Shared, report: String, closest: Option<(usize, usize)>) -> Response {
     eprintln!("cassette: {report}");
     let message = report.lines().next().unwrap_or_default().to_owned();
-    lock(&shared.problems).push(report);
+    lock(&shared.problems).push(Problem { closest, report });
     let body = json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("cassette: {message}")}});
     respond(400, Some("application/json"), body.to_string().into_bytes())
 }

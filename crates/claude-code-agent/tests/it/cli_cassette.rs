@@ -148,13 +148,22 @@ async fn a_recorded_session_replays_offline_and_a_change_fails_with_the_diff() {
             changed.3
         );
         let error = cassette.finish().await.unwrap_err();
-        let CassetteError::Mismatch { report, .. } = &error else {
+        let CassetteError::Mismatch { report, count, .. } = &error else {
             panic!("{error}")
         };
         assert!(
             report.contains("What is 2 + 3?") && report.contains("What is 2 + 4?"),
             "{report}"
         );
+        // The CLI retries the request it got an error for: one report.
+        assert_eq!(
+            report.matches("matches no recorded request").count(),
+            1,
+            "{count} requests: {report}"
+        );
+        // `finish().unwrap()` would show the diff as lines, not one string.
+        let debug = format!("{error:?}");
+        assert!(debug.contains("\n+++ the CLI asked"), "{debug}");
         assert!(
             report.contains("--- the cassette holds") && report.contains("+++ the CLI asked"),
             "{report}"
@@ -178,6 +187,28 @@ async fn a_missing_cassette_is_an_error_in_replay() {
         .unwrap_err();
     assert!(matches!(error, CassetteError::Io { .. }), "{error}");
     assert!(error.to_string().contains("none.json"), "{error}");
+}
+
+#[tokio::test]
+async fn a_corrupt_cassette_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.json");
+    std::fs::write(
+        &path,
+        "{\n  \"cassette\": 1,\n  \"interactions\": [oops]\n}\n",
+    )
+    .unwrap();
+    let error = Cassette::replay(&path).start().await.unwrap_err();
+    assert!(matches!(error, CassetteError::Format { .. }), "{error}");
+    assert!(
+        error.to_string().contains("bad.json") && error.to_string().contains("line 3, column"),
+        "{error}"
+    );
+    let debug = format!("{error:?}");
+    assert!(
+        debug.contains("line 3, column") && debug.contains("Caused by: "),
+        "{debug}"
+    );
 }
 
 /// The committed cassette (`tests/fixtures/cassettes/calc.json`), recorded
