@@ -2,22 +2,12 @@
 //! first prompt; the prompt given later, through `query` or a `Client`; an
 //! unused started session dropped or closed.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::*;
 use claude_code_agent::{Client, Message, WarmQuery, startup};
 use claude_code_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
-
-/// Waits until `pid` is gone and reaped (no `/proc` entry, not even a
-/// zombie), failing after 5 s.
-async fn assert_gone(pid: u32) {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while let Some(p) = Proc::read(pid as i32) {
-        assert!(Instant::now() < deadline, "the CLI is still there: {p:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 /// Started and idle: the handshake is answered, the process runs, and the
 /// model has not been asked anything; holding it a while changes nothing.
@@ -63,7 +53,7 @@ async fn a_started_session_answers_its_first_prompt_after_its_handshake() {
         let said = asked[0].last_user_text().unwrap_or_default();
         assert!(said.contains("hi"), "{said:?}");
         // The query ended the CLI it was given.
-        assert_gone(pid).await;
+        assert_gone(pid as i32).await;
         h.finish().await;
     })
     .await
@@ -92,7 +82,7 @@ async fn a_started_session_becomes_a_client_for_several_turns() {
         }
         assert_eq!(h.mock().conversation_requests().len(), 2);
         client.disconnect().await.unwrap();
-        assert_gone(pid).await;
+        assert_gone(pid as i32).await;
         h.finish().await;
     })
     .await
@@ -107,7 +97,7 @@ async fn an_unused_started_session_dropped_or_closed_leaves_no_process() {
         let pid = warm.pid();
         assert!(Proc::read(pid as i32).is_some());
         drop(warm);
-        assert_gone(pid).await;
+        assert_gone(pid as i32).await;
         // Closed: stdin closed, the CLI exits on its own and is reaped.
         let warm = startup(h.options()).await.expect("startup");
         let pid = warm.pid();
@@ -129,7 +119,7 @@ async fn a_started_cli_killed_before_its_prompt_is_the_query_s_one_item() {
         let warm = startup(h.options()).await.expect("startup");
         let pid = warm.pid();
         kill(pid as i32, libc::SIGKILL);
-        assert_gone(pid).await;
+        assert_gone(pid as i32).await;
         let messages: Vec<_> = warm.query("anyone there?").collect().await;
         match &messages[..] {
             [Err(claude_code_agent::Error::CliExited { signal, .. })] => {

@@ -208,12 +208,7 @@ async fn a_started_cli_killed_before_its_prompt_is_reported_when_used() {
         crate::support::kill(pid, libc::SIGKILL);
         if wait_first {
             // Gone and reaped (the SDK's reaper) before the prompt is given.
-            bounded(5, async {
-                while std::fs::metadata(format!("/proc/{pid}")).is_ok() {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            })
-            .await;
+            crate::support::assert_gone(pid).await;
         }
         let error = if use_client {
             let client = Client::from(warm);

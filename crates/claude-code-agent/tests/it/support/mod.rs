@@ -50,6 +50,19 @@ pub fn kill(pid: i32, signal: i32) {
     assert_eq!(r, 0, "kill({pid}, {signal}) failed");
 }
 
+/// Waits until `pid` is gone and reaped (no `/proc` entry, not even a
+/// zombie), failing after 5 s.
+pub async fn assert_gone(pid: i32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while let Some(p) = Proc::read(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the CLI is still there: {p:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Two numbers, for the calculator tools of the tests.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct Operands {
