@@ -5,14 +5,24 @@
 use std::time::Duration;
 
 use crate::support::*;
+use claude_code_agent::mcp::{Server, Tool};
+use claude_code_agent::protocol::McpServerState;
 use claude_code_agent::{Client, Message, WarmQuery, startup};
 use claude_code_agent_testkit::{MockModel, Turn};
 use futures::StreamExt;
 
-/// Started and idle: the handshake is answered, the process runs, and the
-/// model has not been asked anything; holding it a while changes nothing.
+/// Started (with an in-process server `calc`) and idle: the handshake is
+/// answered, the process runs, and the model has not been asked anything;
+/// holding it a while changes nothing.
 async fn started_and_idle(h: &Harness) -> WarmQuery {
-    let warm = startup(h.options()).await.expect("startup");
+    let calc = Server::builder("calc", "1.0.0")
+        .tool(Tool::new("add", "Add a and b", |x: Operands| async move {
+            x.a + x.b
+        }))
+        .build();
+    let warm = startup(h.options().mcp_server(calc))
+        .await
+        .expect("startup");
     assert!(
         warm.initialize_response().claude_code_version.is_some(),
         "{:?}",
@@ -35,6 +45,11 @@ async fn a_started_session_answers_its_first_prompt_after_its_handshake() {
         let h = Harness::start(MockModel::builder().turn(Turn::text("warm hello"))).await;
         let warm = started_and_idle(&h).await;
         let pid = warm.pid();
+        // Live while it waits: control requests are answered, and the CLI's
+        // handshake with an in-process server was served.
+        let status = wait_for_server(warm.control(), "calc", McpServerState::Connected).await;
+        assert_eq!(status.name, "calc");
+        assert!(h.mock().conversation_requests().is_empty());
 
         let query = warm.query("hi");
         // The session is live before the stream is polled.

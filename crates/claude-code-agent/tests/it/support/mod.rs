@@ -148,7 +148,7 @@ pub fn echo_results() -> Turn {
 
 /// The status of MCP server `name`, if the CLI lists it.
 pub async fn server_status(
-    client: &claude_code_agent::Client,
+    client: &claude_code_agent::Control,
     name: &str,
 ) -> Option<claude_code_agent::protocol::McpServerStatus> {
     let status = client.mcp_status().await.expect("mcp_status");
@@ -158,7 +158,7 @@ pub async fn server_status(
 /// Waits (up to 20 s) for MCP server `name` to be in `state`. The CLI
 /// leaves out in-process servers still in their handshake.
 pub async fn wait_for_server(
-    client: &claude_code_agent::Client,
+    client: &claude_code_agent::Control,
     name: &str,
     state: claude_code_agent::protocol::McpServerState,
 ) -> claude_code_agent::protocol::McpServerStatus {
