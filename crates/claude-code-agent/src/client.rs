@@ -7,6 +7,7 @@ use crate::options::Options;
 use crate::query::PromptInput;
 use crate::queue::Inbox;
 use crate::session::Session;
+use crate::startup::WarmQuery;
 use crate::stream::MessageStream;
 
 /// A multi-turn conversation with the CLI.
@@ -63,12 +64,10 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Starts the CLI and completes the `initialize` handshake.
+    /// Starts the CLI and completes the `initialize` handshake (as
+    /// [`startup()`](crate::startup) does, then `Client::from`).
     pub async fn connect(options: Options) -> Result<Self> {
-        let session = Session::spawn(&options).await?;
-        let init = session.initialize().await?;
-        let control = Control::new(&session, init);
-        Ok(Self { session, control })
+        Ok(Self::from(WarmQuery::start(&options).await?))
     }
 
     /// The session's control requests, as a handle to keep or move to
@@ -154,6 +153,18 @@ impl Client {
     pub async fn disconnect(&self) -> Result<()> {
         self.session.conn.shutdown().await;
         Ok(())
+    }
+}
+
+impl From<WarmQuery> for Client {
+    /// A multi-turn client on a session started by
+    /// [`startup()`](crate::startup): its first [`query`](Client::query)
+    /// is the session's first prompt. When the CLI exited while it waited,
+    /// that `query` fails with how it ended
+    /// ([`Error::CliExited`](crate::Error::CliExited)).
+    fn from(warm: WarmQuery) -> Self {
+        let (session, control) = warm.into_parts();
+        Self { session, control }
     }
 }
 

@@ -45,6 +45,7 @@ mod session;
 pub mod sessions;
 mod shared_types;
 mod spawn;
+mod startup;
 mod stream;
 mod transport;
 mod wire;
@@ -71,6 +72,7 @@ pub use protocol::{
 };
 pub use query::{PromptInput, Query, query};
 pub use spawn::CliCommand;
+pub use startup::{WarmQuery, startup};
 pub use stream::MessageStream;
 pub use transport::ShutdownTimeouts;
 pub use transport::{StderrCallback, find_cli};

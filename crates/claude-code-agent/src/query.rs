@@ -14,6 +14,7 @@ use crate::message::{ContentBlock, Message, UserInput};
 use crate::options::Options;
 use crate::queue::Inbox;
 use crate::session::{Connection, Session};
+use crate::startup::WarmQuery;
 use crate::stream::MessageStream;
 
 /// What to send the model: one user message, or a stream of them.
@@ -82,7 +83,7 @@ impl From<Vec<ContentBlock>> for PromptInput {
 /// [`Message::SkippedLine`]), and `Unpin`. The CLI starts on the first poll, so
 /// [`control`](Self::control) is `None` until the stream has yielded its
 /// first item (or failed to start), and its requests fail once the query
-/// is over.
+/// is over; a query from a [`WarmQuery`] has its control from the start.
 #[must_use = "streams do nothing unless polled"]
 pub struct Query {
     stream: MessageStream<'static>,
@@ -134,7 +135,9 @@ impl std::fmt::Debug for Query {
 ///
 /// The CLI is started on the first poll and shut down (stdin closed, then
 /// waited for and reaped) after the last `result`. Dropping the stream early
-/// kills the CLI's whole process group.
+/// kills the CLI's whole process group. To start the CLI before the prompt
+/// is known, so that the prompt waits only for the model, use
+/// [`startup()`](crate::startup) and [`WarmQuery::query`].
 ///
 /// An `Err` item ends the stream (the CLI could not start, or exited
 /// mid-turn, …; the CLI is let go at once), so `?` on each item is the
@@ -159,12 +162,45 @@ impl std::fmt::Debug for Query {
 /// # }
 /// ```
 pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
+    run(prompt.into(), Start::Cold(options))
+}
+
+/// Where a query's session comes from.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built once per query and kept in a box (the stream's `State`)"
+)]
+enum Start {
+    /// Started on the first poll.
+    Cold(Options),
+    /// Started already, by [`startup()`](crate::startup).
+    Warm(WarmQuery),
+}
+
+impl WarmQuery {
+    /// Sends the first prompt and streams every message of the conversation,
+    /// as [`query()`] does with a CLI it starts itself: the stream ends
+    /// after the final [`Message::Result`], the CLI is shut down then, and
+    /// dropping the stream early kills it. Messages the CLI wrote while this
+    /// waited come first.
+    ///
+    /// The prompt is written on the stream's first poll. When the CLI
+    /// exited while this waited, the stream's one item is how it ended
+    /// ([`Error::CliExited`](crate::Error::CliExited)). The returned
+    /// [`Query`]'s [`control`](Query::control) is there from the start.
+    pub fn query(self, prompt: impl Into<PromptInput>) -> Query {
+        run(prompt.into(), Start::Warm(self))
+    }
+}
+
+/// The stream of one query, from its prompt and where its session comes from.
+fn run(prompt: PromptInput, from: Start) -> Query {
     #[allow(
         clippy::large_enum_variant,
         reason = "the stream's state lives in one box already (MessageStream)"
     )]
     enum State {
-        Start(PromptInput, Box<Options>),
+        Start(PromptInput, Box<Start>),
         Running(Box<Run>),
         Finish(Box<Run>),
         Done,
@@ -192,14 +228,13 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
         Some((item, state))
     }
 
-    async fn start(
-        prompt: PromptInput,
-        options: &Options,
-        control: &OnceLock<Control>,
-    ) -> Result<Box<Run>> {
-        let session = Session::spawn(options).await?;
-        let init = session.initialize().await?;
-        let _ = control.set(Control::new(&session, init));
+    async fn start(prompt: PromptInput, from: Start, slot: &OnceLock<Control>) -> Result<Box<Run>> {
+        let warm = match from {
+            Start::Cold(options) => WarmQuery::start(&options).await?,
+            Start::Warm(warm) => warm,
+        };
+        let (session, control) = warm.into_parts();
+        let _ = slot.set(control);
         let inbox = session
             .take_inbox()
             .expect("a new session holds its message queue");
@@ -221,14 +256,17 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
     }
 
     let control = Arc::new(OnceLock::new());
+    if let Start::Warm(warm) = &from {
+        let _ = control.set(warm.control().clone());
+    }
     let slot = control.clone();
     let stream = MessageStream::new(futures::stream::unfold(
-        State::Start(prompt.into(), Box::new(options)),
+        State::Start(prompt, Box::new(from)),
         move |state| {
             let slot = slot.clone();
             async move {
                 match state {
-                    State::Start(prompt, options) => match start(prompt, &options, &slot).await {
+                    State::Start(prompt, from) => match start(prompt, *from, &slot).await {
                         Ok(run) => next(run).await,
                         Err(e) => Some((Err(e), State::Done)),
                     },

@@ -121,15 +121,7 @@ async fn dropped_stream_leaves_no_process_and_cancels_the_tool() {
         drop(stream);
 
         // Killed and reaped at once: gone, and no zombie.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Proc::read(pid).is_some() {
-            assert!(
-                Instant::now() < deadline,
-                "the CLI is still there: {:?}",
-                Proc::read(pid)
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        assert_gone(pid).await;
         assert!(
             probe.wait_cancelled(1, Duration::from_secs(5)).await,
             "the running tool was not cancelled"

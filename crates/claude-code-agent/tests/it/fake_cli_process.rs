@@ -177,3 +177,99 @@ async fn dropping_a_query_mid_tool_call_kills_the_cli() {
     drop(stream);
     fake.assert_gone().await;
 }
+
+/// `startup()` on a CLI that exits before its handshake fails as
+/// `Client::connect` does, and leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn startup_of_a_cli_exiting_before_initialize_is_cli_exited() {
+    let fake = fake("exit_before_init", json!({"code": 3, "stderr": "bad flag"}));
+    let err = bounded(20, claude_code_agent::startup(fake.options.clone()))
+        .await
+        .expect_err("startup must fail");
+    assert!(
+        matches!(&err, Error::CliExited { code: Some(3), stderr_tail, .. } if stderr_tail.contains("bad flag")),
+        "{err:?}"
+    );
+    fake.assert_gone().await;
+}
+
+/// A started CLI that dies before its prompt: the prompt, given at once
+/// (while the SDK may not have seen the death yet) or later, through a
+/// query or a client, gets how it ended, never a hang.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_started_cli_killed_before_its_prompt_is_reported_when_used() {
+    for (use_client, wait_first) in [(false, false), (false, true), (true, false), (true, true)] {
+        let fake = fake("chat", json!({"text": "never"}));
+        let warm = bounded(20, claude_code_agent::startup(fake.options.clone()))
+            .await
+            .expect("startup");
+        let pid = fake.pid();
+        assert_eq!(warm.pid() as i32, pid);
+        crate::support::kill(pid, libc::SIGKILL);
+        if wait_first {
+            // Gone and reaped (the SDK's reaper) before the prompt is given.
+            crate::support::assert_gone(pid).await;
+        }
+        let error = if use_client {
+            let client = Client::from(warm);
+            match bounded(20, client.query("hi")).await {
+                // Written before the SDK saw the death: the response says it.
+                Ok(()) => {
+                    let messages = bounded(20, collect(client.receive_response())).await;
+                    assert!(
+                        messages
+                            .iter()
+                            .all(|m| !matches!(m, Ok(Message::Result(_))))
+                    );
+                    messages
+                        .into_iter()
+                        .last()
+                        .expect("an item")
+                        .expect_err("an error")
+                }
+                Err(e) => e,
+            }
+        } else {
+            let messages = bounded(20, collect(warm.query("hi"))).await;
+            assert_eq!(messages.len(), 1, "{messages:?}");
+            messages.into_iter().next().unwrap().expect_err("an error")
+        };
+        assert!(
+            matches!(
+                &error,
+                Error::CliExited {
+                    signal: Some(9),
+                    ..
+                }
+            ),
+            "client {use_client}, waited {wait_first}: {error:?}"
+        );
+        fake.assert_gone().await;
+    }
+}
+
+/// Dropping an unused started session kills the CLI at once; closing it
+/// ends it gracefully; either way it is reaped.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unused_started_fake_cli_dropped_or_closed_is_reaped() {
+    let fake1 = fake("chat", json!({}));
+    let warm = bounded(20, claude_code_agent::startup(fake1.options.clone()))
+        .await
+        .expect("startup");
+    drop(warm);
+    fake1.assert_gone().await;
+
+    let fake2 = fake("chat", json!({}));
+    let warm = bounded(20, claude_code_agent::startup(fake2.options.clone()))
+        .await
+        .expect("startup");
+    let started = Instant::now();
+    bounded(20, warm.close()).await;
+    // It exits on stdin's end: no shutdown timeout was waited out.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    fake2.assert_gone().await;
+}

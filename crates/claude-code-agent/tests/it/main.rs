@@ -26,6 +26,7 @@ mod cli_process;
 #[cfg(feature = "rmcp")]
 mod cli_rmcp;
 mod cli_sessions;
+mod cli_startup;
 mod cli_stream;
 mod cli_timeouts;
 mod cli_tools;

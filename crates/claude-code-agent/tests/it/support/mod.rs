@@ -50,6 +50,19 @@ pub fn kill(pid: i32, signal: i32) {
     assert_eq!(r, 0, "kill({pid}, {signal}) failed");
 }
 
+/// Waits until `pid` is gone and reaped (no `/proc` entry, not even a
+/// zombie), failing after 5 s.
+pub async fn assert_gone(pid: i32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while let Some(p) = Proc::read(pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the CLI is still there: {p:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Two numbers, for the calculator tools of the tests.
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 pub struct Operands {
@@ -135,7 +148,7 @@ pub fn echo_results() -> Turn {
 
 /// The status of MCP server `name`, if the CLI lists it.
 pub async fn server_status(
-    client: &claude_code_agent::Client,
+    client: &claude_code_agent::Control,
     name: &str,
 ) -> Option<claude_code_agent::protocol::McpServerStatus> {
     let status = client.mcp_status().await.expect("mcp_status");
@@ -145,7 +158,7 @@ pub async fn server_status(
 /// Waits (up to 20 s) for MCP server `name` to be in `state`. The CLI
 /// leaves out in-process servers still in their handshake.
 pub async fn wait_for_server(
-    client: &claude_code_agent::Client,
+    client: &claude_code_agent::Control,
     name: &str,
     state: claude_code_agent::protocol::McpServerState,
 ) -> claude_code_agent::protocol::McpServerStatus {
