@@ -22,7 +22,7 @@ pub const OLDEST_TESTED_CLI_VERSION: &str = "2.1.302";
 
 /// The newest Claude Code CLI the SDK is tested with (the testkit's pinned
 /// version). A newer CLI is untested, not known to be broken.
-pub const NEWEST_TESTED_CLI_VERSION: &str = "2.1.332";
+pub const NEWEST_TESTED_CLI_VERSION: &str = "2.1.337";
 
 /// The first CLI whose `initialize` answer carries `claude_code_version`.
 const FIRST_REPORTING_VERSION: &str = "2.1.296";
@@ -155,9 +155,9 @@ mod tests {
         assert_eq!(CliVersion::parse("x.1.2"), None);
         assert!(CliVersion(2, 1, 302) > CliVersion(2, 1, 40));
         assert!(CliVersion(2, 1, 302).is_tested());
-        assert!(CliVersion(2, 1, 332).is_tested());
+        assert!(CliVersion(2, 1, 337).is_tested());
         assert!(!CliVersion(2, 1, 301).is_tested());
-        assert!(!CliVersion(2, 1, 333).is_tested());
+        assert!(!CliVersion(2, 1, 338).is_tested());
         assert!(!CliVersion(3, 0, 0).is_tested());
     }
 
@@ -166,7 +166,7 @@ mod tests {
         assert_eq!(untested_reason(Some("2.1.310")), None);
         let old = untested_reason(Some("2.1.200")).unwrap();
         assert!(old.contains("2.1.200") && old.contains("older"), "{old}");
-        assert!(old.contains("2.1.302..=2.1.332"), "{old}");
+        assert!(old.contains("2.1.302..=2.1.337"), "{old}");
         let new = untested_reason(Some("2.2.0")).unwrap();
         assert!(new.contains("2.2.0") && new.contains("newer"), "{new}");
         let none = untested_reason(None).unwrap();
@@ -183,7 +183,7 @@ mod tests {
         match check(Some("2.1.1"), CliVersionPolicy::Error) {
             Err(Error::UntestedCliVersion { found, message }) => {
                 assert_eq!(found.as_deref(), Some("2.1.1"));
-                assert!(message.contains("2.1.302..=2.1.332"), "{message}");
+                assert!(message.contains("2.1.302..=2.1.337"), "{message}");
             }
             other => panic!("{other:?}"),
         }

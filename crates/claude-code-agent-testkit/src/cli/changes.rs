@@ -21,6 +21,15 @@ pub enum CliChange {
     /// From 2.1.323 the CLI's error answer to a control request of an unknown
     /// subtype carries `error_code: "unsupported_request"`.
     UnsupportedRequestErrorCode,
+    /// From 2.1.335 the CLI calls an `Interrupt` hook when a turn is interrupted
+    /// (the `interrupt` control request: `source: "user"`, `reason: "stop"`,
+    /// `via: "client"`); before it, never.
+    InterruptHook,
+    /// From 2.1.336 the CLI records a `can_use_tool` answer's
+    /// `decisionClassification: "config"` as who decided (the transcript's
+    /// `permissionDecision.source`); before it, it does not know the value and
+    /// records such an allow as `user_temporary`.
+    ConfigDecisionClassification,
 }
 
 impl CliChange {
@@ -30,6 +39,8 @@ impl CliChange {
             CliChange::SetModelAnswersModel => "2.1.307",
             CliChange::NoTrailingSystemMessage => "2.1.314",
             CliChange::UnsupportedRequestErrorCode => "2.1.323",
+            CliChange::InterruptHook => "2.1.335",
+            CliChange::ConfigDecisionClassification => "2.1.336",
         }
     }
 }
@@ -62,6 +73,8 @@ mod tests {
             CliChange::SetModelAnswersModel,
             CliChange::NoTrailingSystemMessage,
             CliChange::UnsupportedRequestErrorCode,
+            CliChange::InterruptHook,
+            CliChange::ConfigDecisionClassification,
         ] {
             let since = CliVersion::parse(change.since()).unwrap();
             assert!(oldest < since && since <= pinned, "{change:?}");

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use super::{
     CLI_NPM_PACKAGE, CliError, binary_candidates, find_version_in, install_dir_for, io_err,
-    tested_cli_version,
+    platform_packages, tested_cli_version,
 };
 
 /// An exclusive advisory lock on a file, released on drop.
@@ -103,6 +103,35 @@ pub fn install_version(version: &str) -> Result<PathBuf, CliError> {
     }
 }
 
+/// `npm install`s CLI `version` into `dir` by the one rule (the same in
+/// `scripts/install-cli`): the main package [`CLI_NPM_PACKAGE`]; if npm says it has no
+/// such version (`ETARGET`), the platform package `@anthropic-ai/claude-code-<os>-<arch>`
+/// of that version, which holds the same native binary and is sometimes published
+/// without a main-package release.
+fn install_package(npm: &OsStr, version: &str, dir: &Path) -> Result<(), CliError> {
+    let install = |spec: &str| {
+        run_npm(
+            npm,
+            &[
+                "install",
+                "--save-exact",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                spec,
+            ],
+            dir,
+        )
+    };
+    match install(&format!("{CLI_NPM_PACKAGE}@{version}")) {
+        Err(CliError::NpmFailed { output, .. }) if output.contains("ETARGET") => install(&format!(
+            "@anthropic-ai/{}@{version}",
+            platform_packages()[0]
+        )),
+        other => other,
+    }
+}
+
 /// Installs CLI `version` into `dir` with the given npm, as [`install_into`] does.
 pub fn install_version_with_npm(
     dir: &Path,
@@ -136,19 +165,7 @@ pub fn install_version_with_npm(
         ),
     )
     .map_err(io_err("cannot write package.json"))?;
-    let spec = format!("{CLI_NPM_PACKAGE}@{version}");
-    run_npm(
-        npm,
-        &[
-            "install",
-            "--save-exact",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-            &spec,
-        ],
-        staging.path(),
-    )?;
+    install_package(npm, version, staging.path())?;
     if find_version_in(staging.path(), version).is_none() {
         return Err(CliError::NoBinary {
             dir: staging.path().to_owned(),

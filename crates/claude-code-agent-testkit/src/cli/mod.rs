@@ -13,7 +13,10 @@
 //! 2. the cache folder `$XDG_CACHE_HOME/claude-agent-rs/cli-<version>/` (default
 //!    `~/.cache/claude-agent-rs/cli-<version>/`), i.e. the native binary
 //!    `node_modules/@anthropic-ai/claude-code-<os>-<arch>/claude`;
-//! 3. otherwise it installs `@anthropic-ai/claude-code@<version>` there with `npm`:
+//! 3. otherwise it installs `@anthropic-ai/claude-code@<version>` there with `npm` —
+//!    or, if npm says that package has no such version (`ETARGET`), the platform
+//!    package `@anthropic-ai/claude-code-<os>-<arch>@<version>`, which holds the same
+//!    binary (the rule `scripts/install-cli` follows too):
 //!    under an exclusive `flock` on `cli-<version>.lock`, into a staging folder that is
 //!    renamed into place once the binary answers `--version`, so concurrent callers
 //!    (parallel tests, several processes) install once and never see a half install.
@@ -50,7 +53,7 @@ pub use env::{CliEnv, REMOVED_ENV_VARS};
 pub use install::{install_into, install_version, install_version_with_npm, install_with_npm};
 
 /// The Claude Code CLI version this project is tested against.
-pub const PINNED_CLI_VERSION: &str = "2.1.332";
+pub const PINNED_CLI_VERSION: &str = "2.1.337";
 
 /// The oldest Claude Code CLI version the SDK supports (`scripts/test-cli-range` runs
 /// the real-CLI tests against it); the SDK's `claude_code_agent::OLDEST_TESTED_CLI_VERSION`.

@@ -102,6 +102,117 @@ fn npm_failure_reports_its_output() {
     assert!(!cache.path().join("cli").exists());
 }
 
+/// The platform package this machine's install falls back to (the testkit's first
+/// candidate).
+fn platform_package() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    format!("claude-code-{os}-{arch}")
+}
+
+/// A fake npm whose main package lacks the version (npm's `ETARGET`) and whose
+/// platform package has it; records every package it was asked for in `<tools>/runs`.
+fn fake_npm_platform_only(tools: &Path) -> PathBuf {
+    let npm = tools.join("npm");
+    let runs = tools.join("runs");
+    let platform = platform_package();
+    script(
+        &npm,
+        &format!(
+            r#"echo "$*" >> '{runs}'
+case "$*" in
+*@anthropic-ai/{platform}@{PINNED_CLI_VERSION}*)
+    mkdir -p node_modules/@anthropic-ai/{platform}
+    printf '#!/bin/sh\necho "{PINNED_CLI_VERSION} (Claude Code)"\n' > node_modules/@anthropic-ai/{platform}/claude
+    chmod +x node_modules/@anthropic-ai/{platform}/claude
+    echo "added 1 package";;
+*@anthropic-ai/claude-code@{PINNED_CLI_VERSION}*)
+    echo "npm error code ETARGET" >&2
+    echo "npm error notarget No matching version found for @anthropic-ai/claude-code@{PINNED_CLI_VERSION}." >&2
+    exit 1;;
+*) echo "unexpected args: $*" >&2; exit 4;;
+esac
+"#,
+            runs = runs.display()
+        ),
+    );
+    npm
+}
+
+#[test]
+fn a_version_only_in_the_platform_package_is_installed_from_it() {
+    let tools = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join(format!("cli-{PINNED_CLI_VERSION}"));
+    let npm = fake_npm_platform_only(tools.path());
+    let path = install_with_npm(&dir, npm.as_os_str()).unwrap();
+    assert_eq!(
+        path,
+        dir.join("node_modules/@anthropic-ai")
+            .join(platform_package())
+            .join("claude")
+    );
+    assert_eq!(cli_version(&path).unwrap(), PINNED_CLI_VERSION);
+    let asked = fs::read_to_string(tools.path().join("runs")).unwrap();
+    let asked: Vec<&str> = asked.lines().collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].ends_with(&format!("@anthropic-ai/claude-code@{PINNED_CLI_VERSION}")));
+    assert!(asked[1].ends_with(&format!(
+        "@anthropic-ai/{}@{PINNED_CLI_VERSION}",
+        platform_package()
+    )));
+}
+
+/// `scripts/install-cli` follows the same rule as the testkit, with the same fake npm:
+/// the main package, then on `ETARGET` the platform package, into the testkit's layout.
+#[test]
+fn the_install_script_falls_back_to_the_platform_package_too() {
+    let tools = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let npm = fake_npm_platform_only(tools.path());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-cli");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .args(["--version", PINNED_CLI_VERSION])
+        .env("NPM", &npm)
+        .env("XDG_CACHE_HOME", cache.path())
+        .env_remove("CLAUDE_AGENT_TEST_CLI")
+        .env_remove("CLAUDE_AGENT_TEST_CLI_VERSION")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
+    let dir = cache
+        .path()
+        .join("claude-agent-rs")
+        .join(format!("cli-{PINNED_CLI_VERSION}"));
+    let path = dir
+        .join("node_modules/@anthropic-ai")
+        .join(platform_package())
+        .join("claude");
+    assert_eq!(stdout.trim(), path.to_str().unwrap());
+    assert_eq!(cli_version(&path).unwrap(), PINNED_CLI_VERSION);
+    // What the testkit finds there is what the script installed.
+    assert_eq!(find_in(&dir).as_ref(), Some(&path));
+    let asked = fs::read_to_string(tools.path().join("runs")).unwrap();
+    let asked: Vec<&str> = asked.lines().collect();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[0].ends_with(&format!("@anthropic-ai/claude-code@{PINNED_CLI_VERSION}")));
+    assert!(asked[1].ends_with(&format!(
+        "@anthropic-ai/{}@{PINNED_CLI_VERSION}",
+        platform_package()
+    )));
+}
+
 #[test]
 fn missing_npm_is_a_clear_error() {
     let cache = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! Hook callbacks: a PreToolUse hook that blocks, typed inputs of
-//! UserPromptSubmit, PreToolUse, PostToolUse and Stop, and all 34 events
-//! registered at once: which ones CLI 2.1.332 fires, typed, and a
-//! PermissionRequest hook's decision obeyed.
+//! UserPromptSubmit, PreToolUse, PostToolUse and Stop, all 35 events
+//! registered at once: which ones the CLI fires, typed, and a
+//! PermissionRequest hook's decision obeyed; and the Interrupt hook after an
+//! interrupt.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -332,6 +333,79 @@ async fn a_failing_hook_set_to_block_blocks_the_tool() {
             assert_eq!(sent[0].is_error, blocked, "{:?}", sent[0]);
             h.finish().await;
         }
+    })
+    .await
+}
+
+/// The `Interrupt` hook (TypeScript SDK 0.3.337): an `interrupt` control
+/// request while the model is still answering (a slow mock reply) ends the
+/// turn, and a CLI that has the event (2.1.335 and newer) then calls the
+/// hook with `source: "user"`, `reason: "stop"`, `via: "client"`; an older
+/// one never does. The session goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupt_mid_turn_fires_the_interrupt_hook() {
+    use claude_code_agent_testkit::cli::{CliChange, tested_cli_has};
+    use std::time::Duration;
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::text("too late").delay(Duration::from_secs(60)))
+                .turn(Turn::text("after the interrupt")),
+        )
+        .await;
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let options = h.options().hook(
+            HookEvent::Interrupt,
+            HookMatcher::new(None),
+            move |input, _ctx| {
+                let _ = tx.send(input);
+                async { HookOutput::default() }
+            },
+        );
+        let client = Client::connect(options).await.expect("connect");
+        client.query("take your time").await.unwrap();
+        assert!(
+            h.mock()
+                .wait_for_conversation_requests(1, Duration::from_secs(30))
+                .await,
+            "the model was never asked"
+        );
+        client.interrupt().await.expect("interrupt");
+        let (messages, error) = drain(client.receive_response()).await;
+        assert!(error.is_none(), "{error:?}");
+        assert!(results(&messages).pop().unwrap().is_error);
+
+        if tested_cli_has(CliChange::InterruptHook) {
+            let input = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+                .await
+                .expect("the Interrupt hook was not called")
+                .unwrap();
+            let HookInput::Interrupt(interrupt) = &input else {
+                panic!("not typed as Interrupt: {input:?}")
+            };
+            assert_eq!(
+                (
+                    interrupt.source.as_deref(),
+                    interrupt.reason.as_deref(),
+                    interrupt.via.as_deref()
+                ),
+                (Some("user"), Some("stop"), Some("client")),
+                "{input:?}"
+            );
+            assert!(input.session_id().is_some(), "{input:?}");
+        }
+
+        client.query("still there?").await.unwrap();
+        let (messages, error) = drain(client.receive_response()).await;
+        assert!(error.is_none(), "{error:?}");
+        let result = results(&messages).pop().unwrap();
+        assert_eq!(result.result.as_deref(), Some("after the interrupt"));
+        client.disconnect().await.unwrap();
+        // Once for the interrupt; never on a CLI that predates the event
+        // (registering it there is harmless).
+        let more: Vec<HookInput> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+        assert!(more.is_empty(), "called again: {more:?}");
+        h.finish().await;
     })
     .await
 }

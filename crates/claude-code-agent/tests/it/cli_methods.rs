@@ -414,3 +414,59 @@ async fn reload_plugins_adds_a_plugin_when_idle() {
     })
     .await
 }
+
+/// `reload_plugins` with `refuse_if_busy` while a turn is running (the model
+/// still answering): a CLI that lists `reload_plugins_refuse_if_busy_v1` in
+/// its `initialize` answer refuses with the code `reload_plugins_busy` and
+/// reloads nothing (one that does not, 2.1.302, serves it); once the turn
+/// is over the same request is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reload_plugins_refuses_if_busy_mid_turn() {
+    with_timeout(async {
+        let h = Harness::start(
+            MockModel::builder()
+                .turn(Turn::text("too late").delay(Duration::from_secs(60)))
+                .turn(Turn::text("idle again")),
+        )
+        .await;
+        let client = Client::connect(h.options()).await.expect("connect");
+        let honours = client
+            .control()
+            .initialize_response()
+            .capabilities
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|c| c == "reload_plugins_refuse_if_busy_v1"));
+        client.query("take your time").await.unwrap();
+        assert!(
+            h.mock()
+                .wait_for_conversation_requests(1, Duration::from_secs(30))
+                .await,
+            "the model was never asked"
+        );
+        let busy = client
+            .reload_plugins(ReloadPluginsOptions::new().refuse_if_busy(true))
+            .await;
+        match busy {
+            Err(Error::ControlError { subtype, code, .. }) if honours => {
+                assert_eq!(subtype, "reload_plugins");
+                assert_eq!(code.as_deref(), Some("reload_plugins_busy"));
+            }
+            // 2.1.302 lists no such capability and serves the reload.
+            Ok(served) if !honours => assert!(!served.commands.is_empty(), "{served:?}"),
+            other => panic!("capability listed: {honours}; answer: {other:?}"),
+        }
+        client.interrupt().await.expect("interrupt");
+        let _ = turn(&client).await;
+        let idle = client
+            .reload_plugins(ReloadPluginsOptions::new().refuse_if_busy(true))
+            .await
+            .expect("an idle session reloads");
+        assert!(!idle.commands.is_empty(), "{idle:?}");
+        client.query("and now?").await.unwrap();
+        let result = results(&turn(&client).await).pop().unwrap();
+        assert_eq!(result.result.as_deref(), Some("idle again"));
+        client.disconnect().await.unwrap();
+        h.finish().await;
+    })
+    .await
+}

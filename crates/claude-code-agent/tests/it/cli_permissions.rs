@@ -213,3 +213,120 @@ async fn interrupt_withdraws_a_pending_permission_question() {
     })
     .await
 }
+
+/// `permissionDecision.source` of the transcript entry that carries the
+/// result of tool use `id` (the CLI's record of who decided).
+fn recorded_decision_source(config_dir: &std::path::Path, id: &str) -> Option<String> {
+    let projects = std::fs::read_dir(config_dir.join("projects")).ok()?;
+    for project in projects.flatten() {
+        for file in std::fs::read_dir(project.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let text = std::fs::read_to_string(file.path()).unwrap_or_default();
+            for line in text.lines() {
+                let Ok(entry) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let answers_it = entry["message"]["content"]
+                    .as_array()
+                    .is_some_and(|c| c.iter().any(|b| b["tool_use_id"] == id));
+                if answers_it && entry.get("toolUseResult").is_some() {
+                    return entry["permissionDecision"]["source"]
+                        .as_str()
+                        .map(str::to_owned);
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The TypeScript SDK 0.3.337's `decisionClassification` and `toolUseID` in
+/// `can_use_tool` answers, sent to the real CLI in one session (six calls,
+/// one answer each): every classification of an allow lets the tool run (a
+/// value the CLI does not know too), a deny classified `user_reject` still
+/// denies, and the CLI records the classification as who decided (the
+/// transcript's `permissionDecision.source`; CLIs before 2.1.336 do not know
+/// `config` and record such an allow as `user_temporary`). Each answer
+/// names the request's own tool use whatever the callback wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_takes_a_classified_answer() {
+    use claude_code_agent::protocol::PermissionDecisionClassification as C;
+    use claude_code_agent_testkit::cli::{CliChange, tested_cli_has};
+    let config = if tested_cli_has(CliChange::ConfigDecisionClassification) {
+        "config"
+    } else {
+        "user_temporary"
+    };
+    let answers = [
+        (
+            PermissionResult::allow()
+                .with_decision_classification(C::UserPermanent)
+                .with_tool_use_id("toolu_not_this_one"),
+            "user_permanent",
+        ),
+        (
+            PermissionResult::allow().with_decision_classification(C::UserTemporary),
+            "user_temporary",
+        ),
+        (
+            PermissionResult::allow().with_decision_classification(C::Config),
+            config,
+        ),
+        (
+            PermissionResult::allow().with_decision_classification(C::Other("a_new_kind".into())),
+            "user_temporary",
+        ),
+        (
+            PermissionResult::deny("no adding today").with_decision_classification(C::UserReject),
+            "user_reject",
+        ),
+        (PermissionResult::deny("no adding today"), "user_reject"),
+    ];
+    with_timeout(async {
+        let mut model = MockModel::builder();
+        for _ in &answers {
+            model = model.turn(Turn::tool_use("mcp__calc__add", json!({"a": 1, "b": 2})));
+        }
+        let h = Harness::start(model.turn(Turn::text("done"))).await;
+        let calls = Arc::new(AtomicUsize::new(0));
+        let queue = Arc::new(Mutex::new(
+            answers.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>(),
+        ));
+        let options =
+            h.options()
+                .mcp_server(calc(calls.clone()))
+                .can_use_tool(move |_tool, _input, _ctx| {
+                    let reply = queue.lock().unwrap().remove(0);
+                    async move { reply }
+                });
+        let (messages, error) = drain(query("add, six times", options)).await;
+        assert!(error.is_none(), "{error:?}");
+        let result = results(&messages).pop().unwrap();
+        assert!(!result.is_error, "{result:?}");
+        let uses = tool_uses(&messages);
+        let sent = h.mock().tool_results();
+        assert_eq!(uses.len(), answers.len(), "{messages:?}");
+        assert_eq!(sent.len(), answers.len(), "{sent:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 4, "the four allows ran");
+        for (((answer, source), used), sent) in answers.iter().zip(&uses).zip(&sent) {
+            assert_eq!(sent.tool_use_id, used.id, "{answer:?}");
+            if matches!(answer, PermissionResult::Allow { .. }) {
+                assert!(!sent.is_error, "{answer:?}: {sent:?}");
+                assert_eq!(sent.text(), "1 + 2 = 3", "{answer:?}");
+            } else {
+                assert!(sent.is_error, "{answer:?}: {sent:?}");
+                assert!(sent.text().contains("no adding today"), "{sent:?}");
+            }
+            assert_eq!(
+                recorded_decision_source(h.env().config_dir(), &used.id).as_deref(),
+                Some(*source),
+                "{answer:?}"
+            );
+        }
+        h.finish().await;
+    })
+    .await
+}

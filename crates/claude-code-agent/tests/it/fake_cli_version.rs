@@ -128,7 +128,7 @@ async fn the_error_policy_refuses_the_session_and_stops_the_cli() {
     match &err {
         Error::UntestedCliVersion { found, message } => {
             assert_eq!(found.as_deref(), Some("2.1.200"));
-            assert!(message.contains("2.1.302..=2.1.332"), "{message}");
+            assert!(message.contains("2.1.302..=2.1.337"), "{message}");
         }
         other => panic!("expected UntestedCliVersion, got {other:?}"),
     }
