@@ -46,6 +46,7 @@ pub mod sessions;
 mod shared_types;
 mod spawn;
 mod stream;
+pub mod tools;
 mod transport;
 mod wire;
 
@@ -72,6 +73,7 @@ pub use protocol::{
 pub use query::{PromptInput, Query, query};
 pub use spawn::CliCommand;
 pub use stream::MessageStream;
+pub use tools::BuiltinTool;
 pub use transport::ShutdownTimeouts;
 pub use transport::{StderrCallback, find_cli};
 
@@ -100,6 +102,11 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/mcp-servers.md")]
 mod mcp_servers_guide {}
+
+/// The guide in `docs/builtin-tools.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/builtin-tools.md")]
+mod builtin_tools_guide {}
 
 /// The README, compiled so its example stays true (`README.md` in this
 /// crate is the repository's README).
