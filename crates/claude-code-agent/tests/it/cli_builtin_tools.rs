@@ -1,9 +1,9 @@
 //! Built-in tools read as types on the real CLI: one session in which the
-//! mock model calls Read, Glob, Grep, TodoWrite, Bash, Write, Edit,
-//! NotebookEdit and CronCreate, each
-//! seen typed in its `tool_use` block, in `PreToolUse` and `PostToolUse`
-//! hooks (with the tool's report typed) and, for those that ask, in the
-//! permission callback.
+//! mock model calls Read (a text file and a notebook), Glob, Grep,
+//! TodoWrite, Bash, Write, Edit, NotebookEdit and CronCreate, each seen
+//! typed in its `tool_use` block, in a `PreToolUse` hook and a
+//! `PostToolUse` hook (with the tool's report typed) and, for those that
+//! ask (Bash, Write, Edit, NotebookEdit), in the permission callback.
 
 use std::sync::{Arc, Mutex};
 
