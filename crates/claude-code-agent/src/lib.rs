@@ -47,6 +47,7 @@ mod shared_types;
 mod spawn;
 mod startup;
 mod stream;
+pub mod tools;
 mod transport;
 mod wire;
 
@@ -74,6 +75,7 @@ pub use query::{PromptInput, Query, query};
 pub use spawn::CliCommand;
 pub use startup::{WarmQuery, startup};
 pub use stream::MessageStream;
+pub use tools::BuiltinTool;
 pub use transport::ShutdownTimeouts;
 pub use transport::{StderrCallback, find_cli};
 
@@ -102,6 +104,11 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/mcp-servers.md")]
 mod mcp_servers_guide {}
+
+/// The guide in `docs/builtin-tools.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/builtin-tools.md")]
+mod builtin_tools_guide {}
 
 /// The README, compiled so its example stays true (`README.md` in this
 /// crate is the repository's README).

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
+use crate::tools::BuiltinTool;
 use crate::wire::{Wire, str_at, wire_struct};
 
 wire_struct! {
@@ -40,6 +41,15 @@ wire_struct! {
         req name: String = "name",
         /// The arguments.
         req input: Value = "input",
+    }
+}
+
+impl ToolUseBlock {
+    /// The call's input typed by the tool's name: [`BuiltinTool::Bash`]
+    /// for `Bash`, …, [`BuiltinTool::Unknown`] for a tool this crate does
+    /// not type (MCP tools among them) or an input that does not fit.
+    pub fn builtin_tool(&self) -> BuiltinTool {
+        BuiltinTool::parse(&self.name, &self.input)
     }
 }
 

@@ -477,6 +477,23 @@ impl Options {
     /// });
     /// # let _ = options;
     /// ```
+    ///
+    /// [`BuiltinTool::parse`](crate::tools::BuiltinTool::parse) reads a
+    /// built-in tool's input as its type:
+    ///
+    /// ```
+    /// use claude_code_agent::tools::BuiltinTool;
+    /// use claude_code_agent::{Options, PermissionResult};
+    ///
+    /// let options = Options::new().can_use_tool(|tool, input, _ctx| async move {
+    ///     match BuiltinTool::parse(&tool, &input) {
+    ///         BuiltinTool::Bash(bash) if bash.command.starts_with("git ") => PermissionResult::allow(),
+    ///         BuiltinTool::Edit(edit) if edit.file_path.contains("/src/") => PermissionResult::allow(),
+    ///         _ => PermissionResult::deny("only git, and edits under src/"),
+    ///     }
+    /// });
+    /// # let _ = options;
+    /// ```
     pub fn can_use_tool<F, Fut>(mut self, callback: F) -> Self
     where
         F: Fn(String, Value, PermissionContext) -> Fut + Send + Sync + 'static,

@@ -12,6 +12,7 @@
 #[cfg(feature = "http-server")]
 mod calculator_http;
 mod cli_bridge;
+mod cli_builtin_tools;
 mod cli_cassette;
 mod cli_client;
 mod cli_dialogs;

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::super::permission::PermissionUpdate;
 use crate::shared_types::PermissionMode;
+use crate::tools::{BuiltinTool, BuiltinToolOutput};
 use crate::wire::wire_struct;
 
 /// Declares a hook input struct with the fields every event carries
@@ -592,5 +593,40 @@ hook_input! {
         opt final_: bool = "final",
         /// The text of this chunk.
         opt delta: String = "delta",
+    }
+}
+
+/// `builtin_tool()` on the inputs of the events about one tool call.
+macro_rules! typed_tool_call {
+    ($($name:ident),*) => {$(
+        impl $name {
+            /// The tool's input typed by its name ([`BuiltinTool::Bash`]
+            /// for `Bash`, …, [`BuiltinTool::Unknown`] for a tool this
+            /// crate does not type); `None` when the CLI sent no
+            /// `tool_name`.
+            pub fn builtin_tool(&self) -> Option<BuiltinTool> {
+                let name = self.tool_name.as_deref()?;
+                Some(BuiltinTool::parse(name, self.tool_input.as_ref().unwrap_or(&Value::Null)))
+            }
+        }
+    )*};
+}
+
+typed_tool_call!(
+    PreToolUseInput,
+    PostToolUseInput,
+    PostToolUseFailureInput,
+    PermissionRequestInput,
+    PermissionDeniedInput
+);
+
+impl PostToolUseInput {
+    /// What the tool reported (`tool_response`) typed by its name
+    /// ([`BuiltinToolOutput::Bash`] for `Bash`, …,
+    /// [`BuiltinToolOutput::Unknown`] for a tool this crate does not type);
+    /// `None` without a `tool_name` or a `tool_response`.
+    pub fn builtin_tool_output(&self) -> Option<BuiltinToolOutput> {
+        let name = self.tool_name.as_deref()?;
+        Some(BuiltinToolOutput::parse(name, self.tool_response.as_ref()?))
     }
 }

@@ -12,6 +12,7 @@ mod output;
 
 use serde_json::Value;
 
+use crate::tools::{BuiltinTool, BuiltinToolOutput};
 use crate::wire::{string_enum, wire_enum};
 
 pub use inputs::*;
@@ -259,6 +260,47 @@ impl HookInput {
             Self::PermissionDenied(m) => m.tool_input.as_ref(),
             Self::PreSkillShellCommand(m) => m.tool_input.as_ref(),
             Self::Unknown(v) => v.get("tool_input"),
+            _ => None,
+        }
+    }
+
+    /// The tool's input typed by its name, for tool events (see
+    /// [`PreToolUseInput::builtin_tool`]); `None` for other events.
+    ///
+    /// ```
+    /// use claude_code_agent::tools::BuiltinTool;
+    /// use claude_code_agent::{HookEvent, HookMatcher, HookOutput, Options};
+    ///
+    /// let options = Options::new().hook(
+    ///     HookEvent::PreToolUse,
+    ///     HookMatcher::new(Some("Bash|Edit")),
+    ///     |input, _ctx| async move {
+    ///         match input.builtin_tool() {
+    ///             Some(BuiltinTool::Bash(bash)) if bash.command.contains("rm -rf") => {
+    ///                 HookOutput::deny_tool("not that")
+    ///             }
+    ///             Some(BuiltinTool::Edit(edit)) if edit.file_path.ends_with(".lock") => {
+    ///                 HookOutput::deny_tool("lock files are generated")
+    ///             }
+    ///             _ => HookOutput::default(),
+    ///         }
+    ///     },
+    /// );
+    /// # let _ = options;
+    /// ```
+    pub fn builtin_tool(&self) -> Option<BuiltinTool> {
+        let name = self.tool_name()?;
+        Some(BuiltinTool::parse(
+            name,
+            self.tool_input().unwrap_or(&Value::Null),
+        ))
+    }
+
+    /// What the tool reported, typed by its name, for `PostToolUse` (see
+    /// [`PostToolUseInput::builtin_tool_output`]); `None` for other events.
+    pub fn builtin_tool_output(&self) -> Option<BuiltinToolOutput> {
+        match self {
+            Self::PostToolUse(m) => m.builtin_tool_output(),
             _ => None,
         }
     }
