@@ -45,7 +45,9 @@ pub(crate) const CLI_PATH_VAR: &str = "CLAUDE_CLI_PATH";
 /// above) in the global package roots `%NPM_CONFIG_PREFIX%\node_modules`,
 /// `%APPDATA%\npm\node_modules`, the one next to the `node.exe` found on
 /// `PATH` and `%USERPROFILE%\.claude\local\node_modules`, then the
-/// testkit's cache. The home folder is `%USERPROFILE%`.
+/// testkit's cache (the Python SDK stops after the native installer's
+/// place; the npm places are ours, and find the `claude.exe` behind npm's
+/// shim). The home folder is `%USERPROFILE%`.
 ///
 /// # Errors
 ///
