@@ -61,10 +61,10 @@
 //! ```
 #![warn(missing_docs)]
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 compile_error!(
-    "claude-code-agent-mcp supports Unix-like systems only (Linux, macOS): its stdio client runs \
-     the server in its own process group and signals that group (POSIX)."
+    "claude-code-agent-mcp supports Unix-like systems (Linux, macOS) and Windows: its stdio \
+     client runs the server in a process group (POSIX) or a Job Object (Windows)."
 );
 
 pub mod client;

@@ -19,14 +19,15 @@
 //!   (`McpServerConfig::rmcp`, `Options::rmcp_server`; depend on rmcp 3
 //!   yourself).
 //!
-//! Supported platforms: Linux and macOS. The CLI runs in its own process
-//! group, which is POSIX.
+//! Platforms: Linux and macOS, where the CLI runs in its own process group;
+//! Windows, where it runs in a Job Object that ends with it (compile-checked
+//! only: see the README).
 #![warn(missing_docs)]
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 compile_error!(
-    "claude-code-agent supports Unix-like systems only (Linux, macOS): it runs the Claude Code CLI \
-     in its own process group and signals that group (POSIX). Windows is not supported."
+    "claude-code-agent supports Unix-like systems (Linux, macOS) and Windows: it runs the Claude \
+     Code CLI in its own process group (POSIX) or Job Object (Windows)."
 );
 
 mod bridge;

@@ -19,8 +19,9 @@ use std::sync::Arc;
 /// # What the SDK still guarantees, and what you own
 ///
 /// The SDK starts the returned command exactly as it starts the CLI: as the
-/// leader of a new process group, stdin, stdout and stderr piped, reaped by
-/// a thread of its own. So for everything that runs **on this machine in
+/// leader of a new process group (on Windows, in a Job Object of its own,
+/// which stands for the group below), stdin, stdout and stderr piped,
+/// reaped by a thread of its own. So for everything that runs **on this machine in
 /// that process group** — the wrapper, and the CLI when the wrapper runs it
 /// locally — every guarantee holds: shutdown closes stdin, waits, then
 /// signals the whole group (SIGTERM, then SIGKILL); dropping a session

@@ -238,9 +238,7 @@ async fn explain(end: End, child: &ProcessWatch, unparsed: &Unparsed) -> Error {
     })
     .await;
     let exited = child.try_exit_status().map(|status| {
-        if status.code().is_none()
-            && std::os::unix::process::ExitStatusExt::signal(&status).is_none()
-        {
+        if status.code().is_none() && process::exit_signal(&status).is_none() {
             "the MCP server exited".to_owned()
         } else {
             format!("the MCP server exited ({status})")

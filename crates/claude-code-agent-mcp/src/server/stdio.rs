@@ -141,7 +141,10 @@ pub async fn serve_stdio(handler: impl Handler) -> io::Result<()> {
 /// [`serve_stdio`] with [`ServeOptions`].
 pub async fn serve_stdio_with(handler: impl Handler, options: ServeOptions) -> io::Result<()> {
     // What the client has not read yet of stdout, for the order of answers.
+    #[cfg(unix)]
     let probe = crate::transport::lines::unread_probe(libc::STDOUT_FILENO);
+    #[cfg(not(unix))]
+    let probe = None;
     #[cfg(unix)]
     if let Some((input, output, _restore)) = pipes::stdio() {
         return serve(Arc::new(handler), input, output, probe, options.budget()).await;

@@ -45,8 +45,10 @@ pub mod fuzz;
 mod tests;
 mod writer;
 
+#[cfg(unix)]
+pub use writer::unread_probe;
 pub use writer::{
-    DEFAULT_WRITE_BUFFER_BYTES, LineWriter, Order, SETTLE_CAP, SendError, UnreadProbe, unread_probe,
+    DEFAULT_WRITE_BUFFER_BYTES, LineWriter, Order, SETTLE_CAP, SendError, UnreadProbe,
 };
 
 /// The default cap on one line (a JSON-RPC message): 64 MiB.

@@ -29,8 +29,13 @@
 //!   the runtime is gone leaves nothing behind.
 //! * If the host process is killed with SIGKILL nothing runs, but the child
 //!   sees EOF on its stdin and (if it is well behaved) exits by itself.
+//!
+//! On Windows the group is a Job Object that kills its processes when its
+//! last handle closes (`JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`, which also
+//! covers a host that was killed). Windows has no SIGTERM for it: where
+//! the policy says SIGTERM or SIGKILL, the whole job is ended
+//! (`TerminateJobObject`). stderr is read to its end (no early stop).
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,8 +48,17 @@ use super::lines::{LineReader, LineWriter};
 
 mod options;
 mod stderr;
-#[cfg(test)]
+#[cfg(unix)]
+#[path = "process/unix.rs"]
+mod sys;
+#[cfg(windows)]
+#[path = "process/windows.rs"]
+mod sys;
+#[cfg(all(test, unix))]
 mod tests;
+
+#[cfg(unix)]
+pub use sys::{ProcStat, group_has_live_members, proc_stat};
 
 pub use options::{DEFAULT_STDERR_TAIL_BYTES, StdioOptions};
 use stderr::StderrDrain;
@@ -135,7 +149,8 @@ pub fn spawn(options: &StdioOptions) -> std::io::Result<Process> {
             format!("working directory {} does not exist", cwd.display()),
         ));
     }
-    warn_if_sigpipe_is_fatal();
+    #[cfg(unix)]
+    sys::warn_if_sigpipe_is_fatal();
 
     let mut cmd = std::process::Command::new(&options.program);
     cmd.args(&options.args);
@@ -151,7 +166,7 @@ pub fn spawn(options: &StdioOptions) -> std::io::Result<Process> {
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    sys::configure(&mut cmd);
 
     let (stop_stderr, stderr_stop) = stderr::stop_pipe()?;
     let mut child = cmd.spawn()?;
@@ -199,6 +214,9 @@ struct Reaped {
 /// [`ProcessWatch`] (exit status, stderr).
 pub struct ProcessGroup {
     watch: ProcessWatch,
+    /// The process group (Unix) or Job Object (Windows), shared with the
+    /// reaper thread.
+    group: Arc<sys::Group>,
     stdin: Option<LineWriter<ChildStdin>>,
 }
 
@@ -241,9 +259,18 @@ impl ProcessGroup {
     fn start(
         mut child: std::process::Child,
         pid: u32,
-        stop_stderr: std::fs::File,
+        stop_stderr: stderr::StopTx,
     ) -> std::io::Result<Self> {
+        let group = match sys::Group::new(&child) {
+            Ok(group) => Arc::new(group),
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(e);
+            }
+        };
         let (tx, reaped) = watch::channel(Reaped::default());
+        let reaper_group = Arc::clone(&group);
         let spawned = std::thread::Builder::new()
             .name(format!("reaper-{pid}"))
             .stack_size(64 * 1024)
@@ -256,28 +283,18 @@ impl ProcessGroup {
                 });
                 tracing::debug!(pid, %status, "a child process exited");
                 tx.send_modify(|r| r.status = Some(status));
-                let clean = settle(pid as libc::pid_t);
+                let clean = settle(&reaper_group, pid);
                 tx.send_modify(|r| {
                     r.settled = true;
                     r.clean = clean;
                 });
                 std::thread::sleep(DRAIN_AFTER_EXIT);
-                drop(stop_stderr);
+                stop_stderr.stop();
             });
         if let Err(e) = spawned {
             // The closure, and with it the `Child`, is gone: kill and reap
-            // by hand. Blocking is fine: the child is being killed.
-            let pid = pid as libc::pid_t;
-            // SAFETY: plain syscalls on the process we just started.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-                libc::kill(pid, libc::SIGKILL);
-                let mut status = 0;
-                while libc::waitpid(pid, &mut status, 0) == -1
-                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-                {
-                }
-            }
+            // by hand.
+            group.kill_and_reap();
             return Err(e);
         }
         Ok(Self {
@@ -286,6 +303,7 @@ impl ProcessGroup {
                 reaped,
                 stderr: None,
             },
+            group,
             stdin: None,
         })
     }
@@ -296,18 +314,19 @@ impl ProcessGroup {
     }
 
     /// Sends `signal` to the whole process group.
+    #[cfg(unix)]
     pub fn signal(&self, signal: i32) -> std::io::Result<()> {
-        killpg(self.pid as libc::pid_t, signal)
+        self.group.signal(signal)
     }
 
-    /// Sends SIGKILL to the whole group now (synchronous, no runtime
-    /// needed); the reaper collects the exit status.
+    /// Kills the whole group now — SIGKILL to the process group; on
+    /// Windows, the end of its Job Object — synchronously, no runtime
+    /// needed; the reaper collects the exit status.
     pub fn kill(&self) {
-        let _ = self.signal(libc::SIGKILL);
+        self.group.kill();
         if self.is_running() {
             // In case the leader moved itself to another group.
-            // SAFETY: a plain syscall; the leader is not reaped yet.
-            unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+            self.group.kill_leader();
         }
     }
 
@@ -360,7 +379,7 @@ impl ProcessGroup {
             pid = self.pid,
             "a child did not exit after stdin was closed; sending SIGTERM"
         );
-        let _ = self.signal(libc::SIGTERM);
+        self.group.terminate();
         if let Ok(status) = tokio::time::timeout(timeouts.after_sigterm, self.wait()).await {
             return status;
         }
@@ -429,32 +448,32 @@ impl Drop for ProcessGroup {
     }
 }
 
-/// After the leader exited: SIGTERM whatever is left of its group, SIGKILL
+/// After the leader exited: terminate whatever is left of its group, kill
 /// it after [`STRAGGLER_GRACE`]. Returns whether the group was seen empty.
-fn settle(pgid: libc::pid_t) -> bool {
-    if !group_has_live_members(pgid) {
+fn settle(group: &sys::Group, pid: u32) -> bool {
+    if !group.has_live_members() {
         return true;
     }
     tracing::debug!(
-        pgid,
+        pid,
         "processes a child started outlived it; terminating them"
     );
-    let _ = killpg(pgid, libc::SIGTERM);
-    if wait_until_clean(pgid, STRAGGLER_GRACE) {
+    group.terminate();
+    if wait_until_clean(group, STRAGGLER_GRACE) {
         return true;
     }
     tracing::warn!(
-        pgid,
+        pid,
         "processes a child started ignored SIGTERM; sending SIGKILL"
     );
-    let _ = killpg(pgid, libc::SIGKILL);
-    wait_until_clean(pgid, STRAGGLER_GRACE)
+    group.kill();
+    wait_until_clean(group, STRAGGLER_GRACE)
 }
 
-fn wait_until_clean(pgid: libc::pid_t, within: Duration) -> bool {
+fn wait_until_clean(group: &sys::Group, within: Duration) -> bool {
     let deadline = std::time::Instant::now() + within;
     loop {
-        if !group_has_live_members(pgid) {
+        if !group.has_live_members() {
             return true;
         }
         if std::time::Instant::now() >= deadline {
@@ -464,126 +483,13 @@ fn wait_until_clean(pgid: libc::pid_t, within: Duration) -> bool {
     }
 }
 
-fn killpg(pgid: libc::pid_t, signal: i32) -> std::io::Result<()> {
-    // SAFETY: a plain syscall on a group one of our children leads.
-    if unsafe { libc::kill(-pgid, signal) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+/// The signal that ended a process, if one did (never on Windows).
+pub fn exit_signal(status: &ExitStatus) -> Option<i32> {
+    sys::exit_signal(status)
 }
 
-/// Neither a code nor a signal: what is reported when the status was lost.
+/// Neither a code nor a signal (Unix), or exit code -1 (Windows): what is
+/// reported when the status was lost.
 fn unknown_status() -> ExitStatus {
-    // 0x7f is a "stopped" wait status: `code()` and `signal()` are both None.
-    ExitStatus::from_raw(0x7f)
-}
-
-/// Rust programs ignore SIGPIPE, so writing to a child that has exited
-/// gives `EPIPE`. A non-Rust host (FFI) may not; then such a write would
-/// kill the whole process. Say so once.
-fn warn_if_sigpipe_is_fatal() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: querying (not changing) a signal disposition with a zeroed
-        // `sigaction` as the output buffer.
-        let fatal = unsafe {
-            let mut old: libc::sigaction = std::mem::zeroed();
-            libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
-                && old.sa_sigaction == libc::SIG_DFL
-        };
-        if fatal {
-            tracing::warn!(
-                "SIGPIPE has its default (fatal) disposition in this process; writing to a child \
-                 that has exited will kill the process. Ignore SIGPIPE (signal(SIGPIPE, SIG_IGN))."
-            );
-        }
-    });
-}
-
-/// Whether any process of group `pgid` is still running (zombies waiting
-/// for their new parent to reap them do not count).
-#[doc(hidden)]
-pub fn group_has_live_members(pgid: libc::pid_t) -> bool {
-    // SAFETY: signal 0 only checks for existence.
-    if unsafe { libc::kill(-pgid, 0) } != 0 {
-        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
-    }
-    // `kill` counts zombies; look closer where we can.
-    any_member_runs(pgid)
-}
-
-/// Whether a member of the existing group `pgid` is not a zombie (`/proc`).
-#[cfg(target_os = "linux")]
-fn any_member_runs(pgid: libc::pid_t) -> bool {
-    match group_members(pgid) {
-        Ok(members) => members.iter().any(|p| !p.is_dead()),
-        Err(_) => true,
-    }
-}
-
-/// Without `/proc` (macOS) every member counts as running: an orphaned
-/// zombie is reaped by launchd within moments, which the callers' polling
-/// waits out.
-#[cfg(not(target_os = "linux"))]
-fn any_member_runs(_pgid: libc::pid_t) -> bool {
-    true
-}
-
-/// One line of `/proc/<pid>/stat`, the fields we need (Linux: without
-/// `/proc`, [`proc_stat`] finds nothing).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// The process id.
-    pub pid: libc::pid_t,
-    /// Its state letter (`R`, `S`, `Z`, …).
-    pub state: char,
-    /// Its parent.
-    pub ppid: libc::pid_t,
-    /// Its process group.
-    pub pgrp: libc::pid_t,
-}
-
-impl ProcStat {
-    /// A zombie or a dead task: no longer runs.
-    pub fn is_dead(&self) -> bool {
-        matches!(self.state, 'Z' | 'X' | 'x')
-    }
-}
-
-/// Reads `/proc/<pid>/stat`; `None` if there is no such process.
-#[doc(hidden)]
-pub fn proc_stat(pid: libc::pid_t) -> Option<ProcStat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // `comm` is in parentheses and may contain anything: split after the last `)`.
-    let rest = &text[text.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some(ProcStat {
-        pid,
-        state,
-        ppid,
-        pgrp,
-    })
-}
-
-/// All processes (zombies included) whose process group is `pgid`.
-#[cfg(target_os = "linux")]
-fn group_members(pgid: libc::pid_t) -> std::io::Result<Vec<ProcStat>> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc")? {
-        let Ok(entry) = entry else { continue };
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        if let Some(stat) = proc_stat(pid)
-            && stat.pgrp == pgid
-        {
-            out.push(stat);
-        }
-    }
-    Ok(out)
+    sys::unknown_status()
 }

@@ -3,7 +3,6 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -28,6 +27,7 @@ impl FileLock {
             .map_err(io_err(format!("cannot open lock file {}", path.display())))?;
         #[cfg(unix)]
         {
+            use std::io;
             use std::os::fd::AsRawFd;
             loop {
                 // SAFETY: flock on a file descriptor we own; no memory is involved.

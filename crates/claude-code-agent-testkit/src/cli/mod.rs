@@ -169,12 +169,13 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(io::Error) -> CliError {
     move |source| CliError::Io { context, source }
 }
 
-/// `$XDG_CACHE_HOME/claude-agent-rs`, or `~/.cache/claude-agent-rs`.
+/// `$XDG_CACHE_HOME/claude-agent-rs`, or `~/.cache/claude-agent-rs` (`~`:
+/// `%USERPROFILE%` on Windows), where the SDK's `find_cli` looks too.
 pub fn cache_root() -> Result<PathBuf, CliError> {
     if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|x| Path::new(x).is_absolute()) {
         return Ok(PathBuf::from(x).join("claude-agent-rs"));
     }
-    let home = std::env::var_os("HOME")
+    let home = std::env::var_os(if cfg!(windows) { "USERPROFILE" } else { "HOME" })
         .filter(|h| !h.is_empty())
         .ok_or(CliError::NoCacheDir)?;
     Ok(PathBuf::from(home).join(".cache").join("claude-agent-rs"))

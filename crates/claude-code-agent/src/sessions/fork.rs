@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 
 use serde_json::{Map, Value, json};
@@ -198,10 +199,12 @@ pub(crate) fn fork(
     let path = located.project_dir.join(format!("{fork_id}.jsonl"));
     let mut data = lines.join("\n");
     data.push('\n');
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    // Windows: the folder's permissions (the user's profile: the user's).
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut file = options
         .open(&path)
         .map_err(|e| SessionError::io("create", &path, e))?;
     let written = file

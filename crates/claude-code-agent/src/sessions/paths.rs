@@ -6,7 +6,7 @@
 //! `CLAUDE_CONFIG_DIR` or `~/.claude` and the cwd is canonical (symbolic links
 //! resolved). See [`sanitize_path`] for the folder name.
 
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -116,18 +116,33 @@ pub(crate) fn simple_hash(s: &str) -> String {
 
 /// The canonical form of a working directory, as the CLI names its project
 /// folder: symbolic links resolved; a path that does not exist is kept as
-/// given (made absolute). NFC-normalised on macOS, as the CLI does there.
+/// given (made absolute). NFC-normalised on macOS, as the CLI does there;
+/// on Windows without the `\\?\` prefix `canonicalize` gives (Node's
+/// `realpath`, which the CLI uses, has none).
 pub(crate) fn canonicalize(dir: &Path) -> String {
     let resolved = std::fs::canonicalize(dir)
         .or_else(|_| std::path::absolute(dir))
         .unwrap_or_else(|_| dir.to_owned());
-    let s = resolved.to_string_lossy().into_owned();
+    let s = without_verbatim_prefix(resolved.to_string_lossy().into_owned());
     #[cfg(target_os = "macos")]
     let s = {
         use unicode_normalization::UnicodeNormalization;
         s.nfc().collect::<String>()
     };
     s
+}
+
+/// `\\?\C:\dir` as `C:\dir`, `\\?\UNC\server\share` as `\\server\share`;
+/// any other path as it is (a Unix path never starts so).
+pub(crate) fn without_verbatim_prefix(path: String) -> String {
+    if let Some(rest) = path.strip_prefix(r"\\?\UNC\") {
+        return format!(r"\\{rest}");
+    }
+    match path.strip_prefix(r"\\?\") {
+        // Only a drive path: other verbatim forms have no plain spelling.
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => rest.to_owned(),
+        _ => path,
+    }
 }
 
 /// The project folder for a canonical working directory: the exact name if
@@ -182,29 +197,31 @@ pub(crate) fn worktree_paths(cwd: &str) -> Vec<String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
-    let Ok(child) = child else {
+    let Ok(mut child) = child else {
         return Vec::new();
     };
-    let pid = child.id();
+    let Some(mut stdout) = child.stdout.take() else {
+        return Vec::new();
+    };
     let (tx, rx) = mpsc::channel();
-    // A thread owns the child until it is reaped, so its pid stays its own
-    // (a zombie keeps it) while the timeout below may still kill it.
+    // A thread reads stdout to its end while this one keeps the child, so
+    // the timeout below can kill it (on every platform).
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
+        let mut out = Vec::new();
+        let _ = tx.send(stdout.read_to_end(&mut out).map(|_| out));
     });
     let output = match rx.recv_timeout(GIT_TIMEOUT) {
         Ok(Ok(output)) => output,
-        Ok(Err(_)) => return Vec::new(),
-        Err(_) => {
-            // SAFETY: a plain syscall on our own, not yet reaped child.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        Ok(Err(_)) | Err(_) => {
+            let _ = child.kill();
+            let _ = child.wait();
             return Vec::new();
         }
     };
-    if !output.status.success() {
+    if !child.wait().is_ok_and(|status| status.success()) {
         return Vec::new();
     }
-    String::from_utf8_lossy(&output.stdout)
+    String::from_utf8_lossy(&output)
         .lines()
         .filter_map(|l| l.strip_prefix("worktree "))
         .map(str::to_owned)

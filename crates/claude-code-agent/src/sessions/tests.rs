@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::chain::{build_chain, is_visible, parse_entries};
-use super::paths::{is_uuid, simple_hash};
+use super::paths::{is_uuid, simple_hash, without_verbatim_prefix};
 use super::*;
 
 #[test]
@@ -17,6 +17,22 @@ fn project_folders_are_named_as_the_cli_names_them() {
     // UTF-16 units: a character beyond the BMP is two
     assert_eq!(sanitize_path("/x😀"), "-x--");
     assert_eq!(sanitize_path(&"a".repeat(200)), "a".repeat(200));
+}
+
+#[test]
+fn windows_working_directories_are_named_without_the_verbatim_prefix() {
+    // What `fs::canonicalize` gives on Windows, as Node's `realpath` spells it.
+    let plain = |p: &str| without_verbatim_prefix(p.to_owned());
+    assert_eq!(plain(r"\\?\C:\Users\me\proj"), r"C:\Users\me\proj");
+    assert_eq!(plain(r"\\?\UNC\server\share\proj"), r"\\server\share\proj");
+    // No plain spelling: kept.
+    assert_eq!(plain(r"\\?\Volume{x}\proj"), r"\\?\Volume{x}\proj");
+    assert_eq!(plain("/home/me/proj"), "/home/me/proj");
+    // The CLI's folder for a Windows directory.
+    assert_eq!(
+        sanitize_path(&plain(r"\\?\C:\Users\me\proj")),
+        "C--Users-me-proj"
+    );
 }
 
 #[test]

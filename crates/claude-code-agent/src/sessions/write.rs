@@ -9,6 +9,7 @@
 
 use std::fs::OpenOptions;
 use std::io::{self, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -193,23 +194,25 @@ pub(crate) fn set_archived(
 }
 
 /// Writes a file readable by its owner only (0600, its folder 0700 if
-/// created), replacing it whole: a temporary file renamed over it.
+/// created; Windows: the permissions the folder passes on, in the user's
+/// profile the user's), replacing it whole: a temporary file renamed over
+/// it.
 fn write_private(path: &Path, data: &[u8]) -> Result<(), SessionError> {
     let dir = path.parent().expect("a file in a folder");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    let mut dirs = std::fs::DirBuilder::new();
+    dirs.recursive(true);
+    #[cfg(unix)]
+    dirs.mode(0o700);
+    dirs.create(dir)
         .map_err(|e| SessionError::io("create", dir, e))?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
+        let mut options = OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        options.mode(0o600);
+        let mut file = options.open(&tmp)?;
         file.write_all(data)?;
         file.sync_all()?;
         std::fs::rename(&tmp, path)

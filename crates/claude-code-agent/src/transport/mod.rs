@@ -370,7 +370,6 @@ impl ChildHandle {
     /// to `grace` for the exit status and for stderr to end, then reports
     /// code, signal (both `None` if it has not exited) and the stderr tail.
     pub(crate) async fn exit_error(&self, grace: Duration) -> Error {
-        use std::os::unix::process::ExitStatusExt;
         let deadline = Instant::now() + grace;
         let status = tokio::time::timeout_at(deadline, self.wait()).await.ok();
         let left = deadline.saturating_duration_since(Instant::now());
@@ -378,7 +377,7 @@ impl ChildHandle {
             .await;
         Error::CliExited {
             code: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()),
+            signal: status.and_then(|s| mcp::process::exit_signal(&s)),
             stderr_tail: self.stderr_tail(),
         }
     }

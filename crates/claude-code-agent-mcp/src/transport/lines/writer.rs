@@ -9,8 +9,10 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 mod order;
 
+#[cfg(unix)]
+pub use order::unread_probe;
 use order::{Marks, settle};
-pub use order::{Order, SETTLE_CAP, UnreadProbe, unread_probe};
+pub use order::{Order, SETTLE_CAP, UnreadProbe};
 
 /// How many bytes of frames may wait to be written before senders wait
 /// (and [`LineWriter::try_send`] refuses): 1 MiB. One frame larger than

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
 use std::panic::AssertUnwindSafe;
 use std::process::ChildStderr;
@@ -20,9 +21,26 @@ const READ_CHUNK: usize = 64 * 1024;
 /// the group flooding the pipe cannot keep the thread).
 const DRAIN_ON_STOP: usize = 1024 * 1024;
 
+/// Held by the reaper, dropped to tell the drain to stop (Unix: the write
+/// end of a pipe the drain polls).
+pub(super) struct StopTx(#[cfg(unix)] std::fs::File);
+
+impl StopTx {
+    /// Tells the drain to stop once nothing more is readable (Windows: the
+    /// drain reads on to stderr's end).
+    pub(super) fn stop(self) {
+        #[cfg(unix)]
+        drop(self.0);
+    }
+}
+
+/// The drain's end of [`StopTx`].
+pub(super) struct StopRx(#[cfg(unix)] std::fs::File);
+
 /// A pipe whose write end (held by the reaper) is closed to tell the
-/// drain to stop: (write end, read end).
-pub(super) fn stop_pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
+/// drain to stop.
+#[cfg(unix)]
+pub(super) fn stop_pipe() -> std::io::Result<(StopTx, StopRx)> {
     let mut fds = [0; 2];
     // SAFETY: `pipe2` fills the two descriptors on success.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -32,10 +50,18 @@ pub(super) fn stop_pipe() -> std::io::Result<(std::fs::File, std::fs::File)> {
     unsafe {
         use std::os::fd::FromRawFd;
         Ok((
-            std::fs::File::from_raw_fd(fds[1]),
-            std::fs::File::from_raw_fd(fds[0]),
+            StopTx(std::fs::File::from_raw_fd(fds[1])),
+            StopRx(std::fs::File::from_raw_fd(fds[0])),
         ))
     }
+}
+
+/// Windows: a pipe cannot be polled, so the drain reads stderr to its end
+/// (the Job Object ends every process that could hold it open) and the
+/// stop is not heard.
+#[cfg(windows)]
+pub(super) fn stop_pipe() -> std::io::Result<(StopTx, StopRx)> {
+    Ok((StopTx(), StopRx()))
 }
 
 /// The running drain: the tail and a signal for "stderr is done".
@@ -51,7 +77,7 @@ impl StderrDrain {
     /// nothing more is readable.
     pub(super) fn start(
         stderr: ChildStderr,
-        stop: std::fs::File,
+        stop: StopRx,
         pid: u32,
         callback: Option<StderrCallback>,
         tail_bytes: usize,
@@ -90,7 +116,8 @@ fn lock(tail: &Mutex<Tail>) -> MutexGuard<'_, Tail> {
 
 /// Waits until `stderr` is readable or `stop` closed (`wait`), or only
 /// checks whether `stderr` is readable now. Returns (readable, stop).
-fn ready(stderr: &ChildStderr, stop: &std::fs::File, wait: bool) -> std::io::Result<(bool, bool)> {
+#[cfg(unix)]
+fn ready(stderr: &ChildStderr, stop: &StopRx, wait: bool) -> std::io::Result<(bool, bool)> {
     let mut fds = [
         libc::pollfd {
             fd: stderr.as_raw_fd(),
@@ -98,7 +125,7 @@ fn ready(stderr: &ChildStderr, stop: &std::fs::File, wait: bool) -> std::io::Res
             revents: 0,
         },
         libc::pollfd {
-            fd: stop.as_raw_fd(),
+            fd: stop.0.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         },
@@ -116,9 +143,16 @@ fn ready(stderr: &ChildStderr, stop: &std::fs::File, wait: bool) -> std::io::Res
     }
 }
 
+/// Windows: always "readable" (a read blocks until there is something, or
+/// stderr ended), never told to stop.
+#[cfg(windows)]
+fn ready(_stderr: &ChildStderr, _stop: &StopRx, _wait: bool) -> std::io::Result<(bool, bool)> {
+    Ok((true, false))
+}
+
 fn drain(
     mut stderr: ChildStderr,
-    stop: &std::fs::File,
+    stop: &StopRx,
     pid: u32,
     callback: Option<&(dyn Fn(&str) + Send + Sync)>,
     tail: &Mutex<Tail>,

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use std::os::unix::process::ExitStatusExt;
+
 use super::*;
 use crate::transport::lines::{Line, SendError};
 

@@ -18,6 +18,9 @@ fn env_in(t: &TempDir, path: &[&str]) -> SearchEnv {
         npm_prefix: None,
         xdg_cache: None,
         system_roots: vec![t.path().join("usr/local"), t.path().join("usr")],
+        windows: false,
+        pathext: None,
+        appdata: None,
     }
 }
 
@@ -249,4 +252,166 @@ fn finds_the_installed_cli_in_the_real_cache() {
         found.starts_with(env.home.unwrap().join(".cache/claude-agent-rs")),
         "{found:?}"
     );
+}
+
+/// The Windows rules, checked here: `t`'s folders as the profile
+/// (`t/home`), `%APPDATA%` (`t/appdata`) and `PATH`.
+fn windows_env_in(t: &TempDir, path: &[&str]) -> SearchEnv {
+    SearchEnv {
+        system_roots: Vec::new(),
+        windows: true,
+        appdata: Some(t.path().join("appdata").into_os_string()),
+        ..env_in(t, path)
+    }
+}
+
+fn spawn_refused(err: Error) -> std::io::Error {
+    match err {
+        Error::Spawn { source, .. } => source,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn windows_finds_native_executables_in_absolute_path_entries_only() {
+    let t = TempDir::new("win-path");
+    // No execute bits on Windows: a plain file counts.
+    t.file("p1/claude", "extensionless", 0o644);
+    t.file("p1/claude.cmd", "npm's shim", 0o644);
+    let hit = t.file("p2/claude.exe", "native", 0o644);
+    let mut env = windows_env_in(&t, &["p1", "p2"]);
+    // A relative entry (the working directory's) is skipped, as by Python.
+    let mut entries = vec![PathBuf::from("rel")];
+    entries.extend(std::env::split_paths(env.path.as_ref().unwrap()));
+    env.path = Some(std::env::join_paths(entries).unwrap());
+    assert_eq!(find_cli_in(None, &env).unwrap(), hit);
+
+    std::fs::remove_file(&hit).unwrap();
+    let p = |rel: &str| t.path().join(rel);
+    let pkg = "claude-code-win32-x64";
+    let npm = |root: &str| {
+        vec![
+            p(root).join("@anthropic-ai/claude-code/bin/claude.exe"),
+            p(root)
+                .join("@anthropic-ai/claude-code")
+                .join(format!("node_modules/@anthropic-ai/{pkg}/claude.exe")),
+            p(root).join(format!("@anthropic-ai/{pkg}/claude.exe")),
+        ]
+    };
+    if cfg!(target_arch = "x86_64") {
+        let mut expected = vec![
+            p("p1/claude.com"),
+            p("p1/claude.exe"),
+            p("p2/claude.com"),
+            p("p2/claude.exe"),
+            p("home/.local/bin/claude.exe"),
+        ];
+        expected.extend(npm("appdata/npm/node_modules"));
+        expected.extend(npm("home/.claude/local/node_modules"));
+        expected.push(p(&format!(
+            "home/.cache/claude-agent-rs/cli-*/node_modules/@anthropic-ai/{pkg}/claude.exe"
+        )));
+        assert_eq!(searched(find_cli_in(None, &env).unwrap_err()), expected);
+    }
+}
+
+#[test]
+fn windows_install_places_in_order() {
+    let t = TempDir::new("win-places");
+    let local = t.file(
+        "home/.claude/local/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+        "",
+        0o644,
+    );
+    let mut env = windows_env_in(&t, &["nodejs"]);
+    assert_eq!(find_cli_in(None, &env).unwrap(), local);
+    // npm's global packages next to node.exe (nvm-windows) come before it…
+    t.file("nodejs/node.exe", "", 0o644);
+    let by_node = t.file(
+        "nodejs/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+        "",
+        0o644,
+    );
+    assert_eq!(find_cli_in(None, &env).unwrap(), by_node);
+    // …%APPDATA%\npm before that, NPM_CONFIG_PREFIX before that…
+    let appdata = t.file(
+        "appdata/npm/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+        "",
+        0o644,
+    );
+    assert_eq!(find_cli_in(None, &env).unwrap(), appdata);
+    env.npm_prefix = Some(t.path().join("prefix").into_os_string());
+    let prefix = t.file(
+        "prefix/node_modules/@anthropic-ai/claude-code/bin/claude.exe",
+        "",
+        0o644,
+    );
+    assert_eq!(find_cli_in(None, &env).unwrap(), prefix);
+    // …and the native installer's before all of them.
+    let native = t.file("home/.local/bin/claude.exe", "", 0o644);
+    assert_eq!(find_cli_in(None, &env).unwrap(), native);
+}
+
+#[test]
+fn windows_bare_names_take_the_pathext_extensions_but_batch_ones() {
+    let t = TempDir::new("win-pathext");
+    t.file("bin/claude-dev.bat", "", 0o644);
+    let mut env = windows_env_in(&t, &["bin"]);
+    env.pathext = Some(".BAT;.Exe;;cmd".into());
+    let name = PathBuf::from("claude-dev");
+    assert_eq!(
+        searched(find_cli_in(Some(&name), &env).unwrap_err()),
+        vec![t.path().join("bin/claude-dev.exe")]
+    );
+    let hit = t.file("bin/claude-dev.exe", "", 0o644);
+    assert_eq!(find_cli_in(Some(&name), &env).unwrap(), hit);
+    // With an extension, the name is taken as it is.
+    let named = PathBuf::from("claude-dev.exe");
+    assert_eq!(find_cli_in(Some(&named), &env).unwrap(), hit);
+}
+
+#[test]
+fn windows_refuses_batch_scripts_given_explicitly() {
+    let t = TempDir::new("win-batch");
+    let shim = t.file("appdata/npm/claude.cmd", "@node ...", 0o644);
+    let mut env = windows_env_in(&t, &["empty"]);
+    let err = spawn_refused(find_cli_in(Some(&shim), &env).unwrap_err());
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("claude.exe"), "{err}");
+    env.cli_path = Some(r"C:\tools\Claude.BAT. ".into());
+    spawn_refused(find_cli_in(None, &env).unwrap_err());
+    spawn_refused(find_cli_in(Some(&PathBuf::from("claude.cmd")), &env).unwrap_err());
+    // The same paths off Windows are files like any other.
+    env.windows = false;
+    assert!(matches!(
+        find_cli_in(Some(&shim), &env).unwrap_err(),
+        Error::CliNotFound { .. }
+    ));
+}
+
+#[test]
+fn windows_batch_scripts_are_told_by_every_component() {
+    use crate::transport::discover::is_windows_batch_script as batch;
+    for yes in [
+        r"C:\npm\claude.cmd",
+        "claude.CMD",
+        "claude.bat. . ",
+        r"C:claude.bat",
+        "claude.cmd:stream",
+        "claude:evil.cmd",
+        r"x\claude.cmd\..\claude.exe",
+        "a/b.bat/claude.exe",
+        ".cmd",
+    ] {
+        assert!(batch(yes.as_ref()), "{yes}");
+    }
+    for no in [
+        r"C:\bin\claude.exe",
+        "claude",
+        "claude.cmdx",
+        "cmd",
+        r"C:\cmd\claude.exe",
+    ] {
+        assert!(!batch(no.as_ref()), "{no}");
+    }
 }

@@ -150,7 +150,7 @@ pub fn unread_probe(fd: std::os::fd::RawFd) -> Option<UnreadProbe> {
 
 /// Elsewhere the kernel is not asked: answers are still written apart from
 /// the notices before them, without waiting for the peer to read those.
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(target_os = "linux")))]
 pub fn unread_probe(_fd: std::os::fd::RawFd) -> Option<UnreadProbe> {
     None
 }
