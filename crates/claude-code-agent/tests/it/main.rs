@@ -25,6 +25,7 @@ mod cli_permissions;
 mod cli_process;
 #[cfg(feature = "rmcp")]
 mod cli_rmcp;
+mod cli_session_store;
 mod cli_sessions;
 mod cli_stream;
 mod cli_timeouts;
@@ -46,6 +47,7 @@ mod parity_decode;
 mod prop_boundaries;
 mod prop_control;
 mod sessions_fixture;
+mod sessions_store;
 mod support;
 mod tidy;
 mod tidy_layers;
