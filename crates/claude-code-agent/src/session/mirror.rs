@@ -493,8 +493,163 @@ pub(crate) async fn bounded<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::key_of;
-    use std::path::Path;
+    use super::*;
+    use crate::sessions::{InMemorySessionStore, SessionStore, StoreFuture, StoredSession};
+    use serde_json::json;
+    use std::sync::Arc;
+
+    /// A store whose appends fail, counting the tries.
+    #[derive(Debug, Default)]
+    struct Failing(std::sync::atomic::AtomicUsize);
+
+    impl SessionStore for Failing {
+        fn append<'a>(&'a self, _: &'a SessionKey, _: &'a [Value]) -> StoreFuture<'a, ()> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Box::pin(async { Err(StoreError::new("the disk is on fire")) })
+        }
+
+        fn load<'a>(&'a self, _: &'a SessionKey) -> StoreFuture<'a, Option<Vec<Value>>> {
+            Box::pin(async { Ok(None) })
+        }
+
+        fn list_sessions<'a>(&'a self, _: &'a str) -> StoreFuture<'a, Vec<StoredSession>> {
+            Box::pin(async { Ok(Vec::new()) })
+        }
+    }
+
+    fn config(
+        store: crate::sessions::store::SharedStore,
+        flush: SessionStoreFlush,
+    ) -> MirrorConfig {
+        MirrorConfig {
+            store,
+            flush,
+            max_bytes: 10_000,
+            timeout: Duration::from_secs(5),
+            projects_dir: PathBuf::from("/c/projects"),
+        }
+    }
+
+    fn frame(n: usize) -> Value {
+        json!({"type": "transcript_mirror", "filePath": "/c/projects/-w/s1.jsonl",
+               "entries": [{"type": "user", "uuid": format!("u{n}")}]})
+    }
+
+    const KEY: (&str, &str) = ("-w", "s1");
+
+    #[tokio::test]
+    async fn batched_frames_wait_for_a_flush_and_eager_ones_do_not() {
+        let store = InMemorySessionStore::new();
+        let key = SessionKey::new(KEY.0, KEY.1);
+        let batched = Mirror::start(
+            config(Arc::new(store.clone()), SessionStoreFlush::Batched),
+            HashMap::new(),
+            Weak::new(),
+        );
+        batched.frame(frame(1));
+        batched.frame(frame(2));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(store.entries(&key).is_empty(), "held until the turn ends");
+        batched.flush().await.unwrap();
+        assert_eq!(store.entries(&key).len(), 2);
+        batched.frame(frame(3));
+        batched.close();
+        batched.finished().await.unwrap();
+        assert_eq!(
+            store.entries(&key).len(),
+            3,
+            "the session's end appends the rest"
+        );
+
+        let store = InMemorySessionStore::new();
+        let eager = Mirror::start(
+            config(Arc::new(store.clone()), SessionStoreFlush::Eager),
+            HashMap::new(),
+            Weak::new(),
+        );
+        eager.frame(frame(1));
+        for _ in 0..100 {
+            if !store.entries(&key).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(store.entries(&key).len(), 1, "appended without a flush");
+        eager.close();
+        eager.finished().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_failing_store_is_tried_three_times_then_fails_every_flush() {
+        let store = Arc::new(Failing::default());
+        let mirror = Mirror::start(
+            config(store.clone(), SessionStoreFlush::Batched),
+            HashMap::new(),
+            Weak::new(),
+        );
+        mirror.frame(frame(1));
+        let error = mirror.flush().await.unwrap_err();
+        assert!(
+            matches!(&error, Error::SessionStore { operation: "append to", session_id, source }
+                if session_id == "s1" && source.to_string() == "the disk is on fire"),
+            "{error:?}"
+        );
+        assert_eq!(store.0.load(std::sync::atomic::Ordering::SeqCst), 3);
+        mirror.frame(frame(2));
+        assert!(mirror.flush().await.is_err(), "the failure stays");
+        mirror.close();
+        assert!(mirror.finished().await.is_err());
+        assert_eq!(
+            store.0.load(std::sync::atomic::Ordering::SeqCst),
+            3,
+            "nothing more tried"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_transcript_past_its_limit_fails_without_reaching_the_store() {
+        let store = InMemorySessionStore::new();
+        let key = SessionKey::new(KEY.0, KEY.1);
+        let mut cfg = config(Arc::new(store.clone()), SessionStoreFlush::Eager);
+        cfg.max_bytes = 100;
+        let restored = HashMap::from([(key.clone(), 90)]);
+        let mirror = Mirror::start(cfg, restored, Weak::new());
+        mirror.frame(frame(1));
+        match mirror.flush().await {
+            Err(Error::TranscriptTooLarge {
+                session_id,
+                size,
+                limit: 100,
+            }) => assert!(session_id == "s1" && size > 100),
+            other => panic!("{other:?}"),
+        }
+        assert!(store.entries(&key).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_frame_outside_the_projects_folder_is_an_error() {
+        let mirror = Mirror::start(
+            config(
+                Arc::new(InMemorySessionStore::new()),
+                SessionStoreFlush::Batched,
+            ),
+            HashMap::new(),
+            Weak::new(),
+        );
+        mirror.frame(
+            json!({"type": "transcript_mirror", "filePath": "/elsewhere/-w/s1.jsonl",
+                            "entries": [{"type": "user"}]}),
+        );
+        let error = mirror.flush().await.unwrap_err();
+        assert!(error.to_string().contains("mirror"), "{error}");
+        let Error::SessionStore { source, .. } = &error else {
+            panic!("{error:?}")
+        };
+        assert!(
+            source.to_string().contains("/elsewhere/-w/s1.jsonl"),
+            "{source}"
+        );
+    }
 
     #[test]
     fn transcript_paths_map_to_keys() {
