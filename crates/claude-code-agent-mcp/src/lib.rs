@@ -116,7 +116,7 @@ pub mod __private {
     /// shared with the SDK's Redis session store.
     #[cfg(feature = "redis")]
     pub mod redis {
-        pub use crate::http_server::store::redis::{connection_manager, failed, without_password};
+        pub use crate::http_server::store::redis::{connect, failed};
         pub use ::redis::*;
     }
 }

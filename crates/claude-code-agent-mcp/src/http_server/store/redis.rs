@@ -134,23 +134,24 @@ pub fn failed(what: &str, address: &str, e: redis::RedisError) -> StoreError {
 /// The connection every Redis store of this workspace uses (the SDK's
 /// session store too): one multiplexed connection to `url`, made on first
 /// use and again in the background after a failure, each connection attempt
-/// and each answer bounded by `timeout`. On error, what failed (`"parsing
-/// the address"`, `"connecting"`) and why.
-pub fn connection_manager(
-    url: &str,
-    timeout: Duration,
-) -> Result<ConnectionManager, (&'static str, redis::RedisError)> {
-    let client = redis::Client::open(url).map_err(|e| ("parsing the address", e))?;
+/// and each answer bounded by `timeout`; and the address without its
+/// password, for messages.
+pub fn connect(url: &str, timeout: Duration) -> Result<(ConnectionManager, String), StoreError> {
+    let address = without_password(url);
+    let client =
+        redis::Client::open(url).map_err(|e| failed("parsing the address", &address, e))?;
     let config = ConnectionManagerConfig::new()
         .set_connection_timeout(Some(timeout))
         .set_response_timeout(Some(timeout))
         .set_number_of_retries(2)
         .set_max_delay(Duration::from_millis(500));
-    ConnectionManager::new_lazy_with_config(client, config).map_err(|e| ("connecting", e))
+    let conn = ConnectionManager::new_lazy_with_config(client, config)
+        .map_err(|e| failed("connecting", &address, e))?;
+    Ok((conn, address))
 }
 
 /// `redis://user:secret@host/` without the secret, for messages and `Debug`.
-pub fn without_password(url: &str) -> String {
+fn without_password(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             let userinfo = &url[scheme + 3..at];
@@ -176,9 +177,7 @@ impl RedisEventStore {
     /// [`new`](Self::new), each operation (and each connection attempt)
     /// bounded by `timeout`.
     pub fn with_timeout(url: &str, timeout: Duration) -> Result<Self, StoreError> {
-        let address = without_password(url);
-        let conn =
-            connection_manager(url, timeout).map_err(|(what, e)| failed(what, &address, e))?;
+        let (conn, address) = connect(url, timeout)?;
         Ok(Self {
             conn,
             script: redis::Script::new(WRITE),

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{SessionKey, SessionStore, StoreError, StoreFuture, StoredSession, check_key};
 use claude_code_agent_mcp::__private::redis::{
-    self as redis, aio::ConnectionManager, connection_manager, failed, without_password,
+    self as redis, aio::ConnectionManager, connect, failed,
 };
 
 /// KEYS: the transcript, the sessions' sorted set, the subpaths' set.
@@ -95,9 +95,7 @@ impl RedisSessionStore {
     /// [`new`](Self::new), each operation (and each connection attempt)
     /// bounded by `timeout`.
     pub fn with_timeout(url: &str, timeout: Duration) -> Result<Self, StoreError> {
-        let address = without_password(url);
-        let conn =
-            connection_manager(url, timeout).map_err(|(what, e)| failed(what, &address, e))?;
+        let (conn, address) = connect(url, timeout)?;
         Ok(Self {
             conn,
             append: redis::Script::new(APPEND),
