@@ -111,6 +111,14 @@ pub mod __private {
     pub mod transport {
         pub use crate::transport::*;
     }
+
+    /// The Redis client and the connection setup of `RedisEventStore`,
+    /// shared with the SDK's Redis session store.
+    #[cfg(feature = "redis")]
+    pub mod redis {
+        pub use crate::http_server::store::redis::{connect, failed};
+        pub use ::redis::*;
+    }
 }
 
 /// The `schemars` this crate derives schemas with, for `#[derive(JsonSchema)]`.

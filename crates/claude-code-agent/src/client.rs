@@ -150,9 +150,14 @@ impl Client {
 
     /// Ends the session: closes stdin, waits for the CLI to exit (then
     /// SIGTERM, then SIGKILL) and reaps it.
+    ///
+    /// # Errors
+    ///
+    /// With a [session store](Options::session_store): the store's error if
+    /// what the CLI wrote did not all reach it.
     pub async fn disconnect(&self) -> Result<()> {
         self.session.conn.shutdown().await;
-        Ok(())
+        self.session.conn.mirror_outcome().await
     }
 }
 
@@ -177,7 +182,7 @@ struct Loan<'a> {
 impl Loan<'_> {
     async fn next(&mut self) -> Option<Result<Message>> {
         let inbox = self.inbox.as_mut()?;
-        inbox.next(self.session.conn.closed()).await
+        self.session.next_message(inbox).await
     }
 }
 

@@ -127,6 +127,39 @@ pub enum Error {
         /// What is wrong: the version found and the range tested.
         message: String,
     },
+
+    /// The session store failed, or did not answer within
+    /// [`Options::session_store_timeout`](crate::Options::session_store_timeout):
+    /// appending what the CLI wrote (after three tries), or loading a
+    /// session to resume. The session was ended (the CLI killed) rather than
+    /// going on with a transcript the store does not have; the store's
+    /// error is the [`source`](std::error::Error::source).
+    #[error("the session store failed to {operation} session {session_id}")]
+    SessionStore {
+        /// What was being done (`"append to"`, `"load"`, `"mirror"`, …).
+        operation: &'static str,
+        /// The session concerned (empty when the CLI's file named none).
+        session_id: String,
+        /// The store's error (shared: the session's end is told to every
+        /// waiter).
+        #[source]
+        source: std::sync::Arc<crate::sessions::StoreError>,
+    },
+
+    /// A session's transcript grew past
+    /// [`Options::max_transcript_bytes`](crate::Options::max_transcript_bytes)
+    /// (or the one to resume is already past it). The session was ended.
+    #[error(
+        "the transcript of session {session_id} is {size} bytes, over the limit of {limit} bytes (Options::max_transcript_bytes)"
+    )]
+    TranscriptTooLarge {
+        /// The session.
+        session_id: String,
+        /// Its transcript's size as JSONL, in bytes.
+        size: u64,
+        /// The limit, in bytes.
+        limit: u64,
+    },
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {

@@ -65,8 +65,9 @@ pub use message::{
 };
 pub use options::{
     AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_MAX_LINE_BYTES, Options, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings,
-    SettingSource, Skills, SystemPrompt, Thinking,
+    DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TRANSCRIPT_BYTES, DEFAULT_SESSION_STORE_TIMEOUT, Options,
+    Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings, SettingSource, Skills, SystemPrompt,
+    Thinking,
 };
 pub use protocol::{
     AgentDefinition, ContextDetail, Effort, HookEvent, HookInput, HookOutput, InProcessServer,
@@ -110,6 +111,11 @@ mod mcp_servers_guide {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/builtin-tools.md")]
 mod builtin_tools_guide {}
+
+/// The guide in `docs/sessions.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sessions.md")]
+mod sessions_guide {}
 
 /// The README, compiled so its example stays true (`README.md` in this
 /// crate is the repository's README).

@@ -216,7 +216,7 @@ fn run(prompt: PromptInput, from: Start) -> Query {
     /// The next item. After an error the stream ends ([`MessageStream`]
     /// drops this state, and with it the session).
     async fn next(mut run: Box<Run>) -> Option<(Result<Message>, State)> {
-        let item = run.inbox.next(run.session.conn.closed()).await?;
+        let item = run.session.next_message(&mut run.inbox).await?;
         let last = matches!(&item, Ok(message) if message.is_result())
             && run.input_done.load(Ordering::SeqCst)
             && run.session.conn.open_turns() == 0;
@@ -273,7 +273,12 @@ fn run(prompt: PromptInput, from: Start) -> Query {
                     State::Running(run) => next(run).await,
                     State::Finish(run) => {
                         run.session.conn.shutdown().await;
-                        None
+                        // What the CLI wrote after the last result went to
+                        // the session store too, or the stream says it did not.
+                        match run.session.conn.mirror_outcome().await {
+                            Ok(()) => None,
+                            Err(e) => Some((Err(e), State::Done)),
+                        }
                     }
                     State::Done => None,
                 }

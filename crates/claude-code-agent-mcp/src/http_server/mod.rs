@@ -74,7 +74,7 @@ mod hub;
 mod replica;
 mod sessions;
 mod stateless;
-mod store;
+pub(crate) mod store;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -198,6 +198,9 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
     if options.include_hook_events {
         args.push("--include-hook-events".into());
     }
+    if options.session_store.is_some() {
+        args.push("--session-mirror".into());
+    }
     for (name, value) in &options.extra_args {
         let name = name.trim_start_matches('-');
         match value {

@@ -274,3 +274,22 @@ fn extra_args_and_managed_settings_reach_the_command_line() {
     let tail = &a[a.len() - 2..];
     assert_eq!(tail, ["--replay-user-messages", "--fallback-model=-odd"]);
 }
+
+#[test]
+fn only_a_session_store_asks_the_cli_to_mirror_its_transcript() {
+    assert!(
+        !args(&Options::new())
+            .iter()
+            .any(|a| a == "--session-mirror")
+    );
+    let with_store = Options::new().session_store(crate::sessions::InMemorySessionStore::new());
+    assert!(args(&with_store).iter().any(|a| a == "--session-mirror"));
+}
+
+#[test]
+fn the_cli_config_dir_is_the_one_the_cli_will_see() {
+    let o = Options::new()
+        .env("CLAUDE_CONFIG_DIR", "/a")
+        .env("CLAUDE_CONFIG_DIR", "/b");
+    assert_eq!(o.cli_config_dir(), Some(std::path::PathBuf::from("/b")));
+}

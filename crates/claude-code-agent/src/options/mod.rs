@@ -46,6 +46,12 @@ pub const DEFAULT_CONTROL_TIMEOUT: Duration = Duration::from_secs(60);
 /// 256 MiB (as much as one line may hold).
 pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 256 * 1024 * 1024;
 
+/// The default limit of a session's transcript with a session store: 64 MiB.
+pub const DEFAULT_MAX_TRANSCRIPT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The default time a session store may take for one call.
+pub const DEFAULT_SESSION_STORE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Where `--mcp-config` comes from.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum McpConfig {
@@ -158,6 +164,10 @@ pub struct Options {
     pub(crate) mcp_servers_via_initialize: bool,
     pub(crate) plugins_via_initialize: bool,
     pub(crate) cli_version_policy: CliVersionPolicy,
+    pub(crate) session_store: Option<crate::sessions::store::SharedStore>,
+    pub(crate) session_store_flush: crate::sessions::SessionStoreFlush,
+    pub(crate) max_transcript_bytes: Option<u64>,
+    pub(crate) session_store_timeout: Option<Duration>,
 }
 
 impl fmt::Debug for Options {
@@ -581,6 +591,64 @@ impl Options {
     /// is dropped silently. One message is always accepted, however big.
     pub fn max_buffered_bytes(mut self, bytes: usize) -> Self {
         self.max_buffered_bytes = Some(bytes);
+        self
+    }
+
+    /// Keeps every session's transcript in `store` too, so that another
+    /// machine resumes it (docs/sessions.md). The CLI still writes its own
+    /// files (in `CLAUDE_CONFIG_DIR`, which may be a fresh temporary folder
+    /// per session) and sends each batch of entries it writes on stdout
+    /// (`--session-mirror`); the SDK appends them to the store, all of a
+    /// turn before its `Result` reaches you. With
+    /// [`resume`](Self::resume), the session is first loaded from the store
+    /// into the CLI's projects folder (replacing any copy there); with
+    /// [`continue_conversation`](Self::continue_conversation), the store's
+    /// newest session of the working directory is resumed.
+    ///
+    /// A store that fails (after three tries) or does not answer within
+    /// [`session_store_timeout`](Self::session_store_timeout) ends the
+    /// session with [`Error::SessionStore`](crate::Error::SessionStore), and
+    /// a transcript past [`max_transcript_bytes`](Self::max_transcript_bytes)
+    /// with [`Error::TranscriptTooLarge`](crate::Error::TranscriptTooLarge):
+    /// never a transcript silently lost. Not with
+    /// [`persist_session(false)`](Self::persist_session).
+    ///
+    /// ```
+    /// use claude_code_agent::Options;
+    /// use claude_code_agent::sessions::DirSessionStore;
+    ///
+    /// let options = Options::new()
+    ///     .session_store(DirSessionStore::new("/mnt/shared/sessions"))
+    ///     .resume("0b0f6c2e-3f43-4d43-9f5b-0d4bb1a6a8f3");
+    /// # let _ = options;
+    /// ```
+    pub fn session_store(mut self, store: impl crate::sessions::SessionStore) -> Self {
+        self.session_store = Some(std::sync::Arc::new(store));
+        self
+    }
+
+    /// When the transcript's new entries are appended to the
+    /// [`session_store`](Self::session_store) (default
+    /// [`SessionStoreFlush::Batched`](crate::sessions::SessionStoreFlush::Batched)).
+    pub fn session_store_flush(mut self, flush: crate::sessions::SessionStoreFlush) -> Self {
+        self.session_store_flush = flush;
+        self
+    }
+
+    /// The largest transcript a session with a
+    /// [`session_store`](Self::session_store) may have, as JSONL, each of
+    /// its subagents' counted apart (default
+    /// [`DEFAULT_MAX_TRANSCRIPT_BYTES`]). Past it, the session ends with
+    /// [`Error::TranscriptTooLarge`](crate::Error::TranscriptTooLarge).
+    pub fn max_transcript_bytes(mut self, bytes: u64) -> Self {
+        self.max_transcript_bytes = Some(bytes);
+        self
+    }
+
+    /// How long one call of the [`session_store`](Self::session_store) may
+    /// take (default [`DEFAULT_SESSION_STORE_TIMEOUT`]).
+    pub fn session_store_timeout(mut self, timeout: Duration) -> Self {
+        self.session_store_timeout = Some(timeout);
         self
     }
 
@@ -1015,6 +1083,29 @@ impl Options {
 impl Options {
     pub(crate) fn effective_max_line_bytes(&self) -> usize {
         self.max_line_bytes.unwrap_or(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// The CLI's configuration folder: `CLAUDE_CONFIG_DIR` as the CLI will
+    /// see it (from [`env`](Self::env), else this process's unless
+    /// [`env_clear`](Self::env_clear)), else `~/.claude`.
+    pub(crate) fn cli_config_dir(&self) -> Option<PathBuf> {
+        let set = self
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "CLAUDE_CONFIG_DIR")
+            .map(|(_, v)| v.clone());
+        let from_env = match set {
+            Some(v) => v.map(Into::into),
+            None if self.env_clear => None,
+            None => std::env::var_os("CLAUDE_CONFIG_DIR"),
+        };
+        if let Some(dir) = from_env.filter(|d: &std::ffi::OsString| !d.is_empty()) {
+            return Some(PathBuf::from(dir));
+        }
+        #[allow(deprecated)] // fine on Unix, the only platforms this crate builds on
+        let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
+        home.map(|h| h.join(".claude"))
     }
 
     pub(crate) fn effective_max_buffered_bytes(&self) -> usize {

@@ -28,6 +28,7 @@
 //! answer that cannot come.
 
 mod answer;
+pub(crate) mod mirror;
 mod reader;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -44,7 +45,7 @@ use crate::cli_version::{self, CliVersionPolicy};
 use crate::command;
 use crate::error::{Error, Result};
 use crate::mcp::__private::transport::RequestTable;
-use crate::message::UserInput;
+use crate::message::{Message, UserInput};
 use crate::options::Options;
 use crate::protocol::{
     ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
@@ -84,6 +85,8 @@ pub(crate) struct Connection {
     shutting_down: AtomicBool,
     /// Stamp `client_composed` on every user message (`Options::verbatim_prompts`).
     verbatim: bool,
+    /// The transcript's mirror into the session store, if one is set.
+    mirror: Option<mirror::Mirror>,
 }
 
 /// A running CLI session. Dropping it kills the CLI's process group.
@@ -99,6 +102,13 @@ impl Session {
     /// Starts the CLI for `options` and the tasks around it. Sends nothing.
     pub(crate) async fn spawn(options: &Options) -> Result<Self> {
         let cli = transport::find_cli(options.cli_path.as_deref())?;
+        // With a session store, a session to resume is restored from it first.
+        let mirror_config = mirror::MirrorConfig::from_options(options)?;
+        let (resumed, restored) = match &mirror_config {
+            Some(config) => prepare_resume(options, config).await?,
+            None => (None, Default::default()),
+        };
+        let options = resumed.as_ref().unwrap_or(options);
         let mut cmd = command::build_for(options, cli.into_os_string())?;
         if let Some(spawn) = &options.spawn {
             let program = cmd.program.clone();
@@ -131,7 +141,8 @@ impl Session {
         callbacks.on_elicitation = options.on_elicitation.clone();
         callbacks.on_user_dialog = options.on_user_dialog.clone();
 
-        let conn = Arc::new(Connection {
+        let conn = Arc::new_cyclic(|conn| Connection {
+            mirror: mirror_config.map(|c| mirror::Mirror::start(c, restored, conn.clone())),
             writer: process.writer.clone(),
             requests: RequestTable::new(),
             holds: AtomicUsize::new(0),
@@ -216,6 +227,71 @@ impl Session {
     pub(crate) fn put_inbox(&self, inbox: Inbox) {
         *self.inbox.lock().unwrap_or_else(|e| e.into_inner()) = Some(inbox);
     }
+
+    /// The next message of `inbox`. With a session store, a `Result` is
+    /// handed out only once everything the CLI mirrored before it is in the
+    /// store; if that failed, the mirror's error instead (the session is
+    /// over).
+    pub(crate) async fn next_message(&self, inbox: &mut Inbox) -> Option<Result<Message>> {
+        let item = inbox.next(self.conn.closed()).await?;
+        if let (Some(mirror), Ok(message)) = (&self.conn.mirror, &item)
+            && message.is_result()
+            && let Err(e) = mirror.flush().await
+        {
+            return Some(Err(e));
+        }
+        Some(item)
+    }
+}
+
+/// With a session store: the options to start the CLI with, when they
+/// differ (`continue_conversation` becomes a resume of the store's newest
+/// session of the project), after restoring the session to resume from the
+/// store into the CLI's projects folder; and what was restored.
+async fn prepare_resume(
+    options: &Options,
+    config: &mirror::MirrorConfig,
+) -> Result<(
+    Option<Options>,
+    std::collections::HashMap<crate::sessions::SessionKey, u64>,
+)> {
+    let cwd = match &options.cwd {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir()?,
+    };
+    let project_key = crate::sessions::project_key(&cwd);
+    let mut changed = None;
+    let mut resume = options.resume.clone();
+    if options.continue_conversation && resume.is_none() {
+        let key = crate::sessions::SessionKey::new(project_key.clone(), "");
+        let listed = mirror::bounded(
+            config,
+            "list the sessions of the project of",
+            &key,
+            config.store.list_sessions(&project_key),
+        )
+        .await?;
+        let newest = listed.into_iter().max_by(|a, b| {
+            a.mtime
+                .cmp(&b.mtime)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        let mut o = options.clone();
+        o.continue_conversation = false;
+        o.resume = newest.map(|s| s.session_id);
+        resume = o.resume.clone();
+        changed = Some(o);
+    }
+    let Some(id) = resume else {
+        return Ok((changed, Default::default()));
+    };
+    if !crate::sessions::is_session_id(&id) {
+        return Err(Error::InvalidOptions(format!(
+            "with a session store, resume takes a session id (a UUID), not {id:?}"
+        )));
+    }
+    let sizes = mirror::restore(config, &project_key, &id).await?;
+    Ok((changed, sizes))
 }
 
 impl Drop for Session {
@@ -274,6 +350,20 @@ impl Connection {
         self.shutting_down.store(true, Ordering::SeqCst);
         self.child.shutdown(self.shutdown_timeouts).await;
         self.closed.cancel();
+        // The CLI is gone, so its stdout ends: the mirror appends what
+        // came after the last result.
+        if let Some(mirror) = &self.mirror {
+            let _ = mirror.finished().await;
+        }
+    }
+
+    /// The session store's failure, once the session is over: how the
+    /// transcript's last entries fared (`Ok` without a store).
+    pub(crate) async fn mirror_outcome(&self) -> Result<()> {
+        match &self.mirror {
+            Some(mirror) => mirror.finished().await,
+            None => Ok(()),
+        }
     }
 
     /// Sends a control request and decodes the answer as `T`.
@@ -385,6 +475,14 @@ impl Connection {
                 self.on_mcp_message(request);
                 return Ok(());
             }
+            reader::Routed::Mirror(frame) => {
+                if let Some(mirror) = &self.mirror {
+                    mirror.frame(frame);
+                    return Ok(());
+                }
+                let size = queue::json_size(&frame);
+                (Incoming::from_value(frame), size)
+            }
             reader::Routed::Other(incoming, size) => (incoming, size),
         };
         match incoming {
@@ -424,17 +522,31 @@ impl Connection {
     async fn end(&self, messages: MessageSender, overflow: Option<queue::Overflow>) {
         // Nobody will read answers any more: stop the handlers still running.
         self.withdraw_theirs();
-        let error = match overflow {
-            Some(overflow) => {
+        // The mirror appends what it holds; its failure is how the session ended.
+        let mirror_failed = match &self.mirror {
+            Some(mirror) => {
+                mirror.close();
+                mirror.finished().await.err()
+            }
+            None => None,
+        };
+        let error = match (overflow, mirror_failed) {
+            (Some(overflow), _) => {
                 self.child.kill_unless_clean();
                 Error::MessageBufferFull {
                     limit: overflow.limit,
                 }
             }
+            (None, Some(failure)) => failure,
             // How the CLI ended, for the errors below.
-            None => self.child.exit_error(Duration::from_secs(2)).await,
+            (None, None) => self.child.exit_error(Duration::from_secs(2)).await,
         };
-        let failed = matches!(error, Error::MessageBufferFull { .. });
+        let failed = matches!(
+            error,
+            Error::MessageBufferFull { .. }
+                | Error::SessionStore { .. }
+                | Error::TranscriptTooLarge { .. }
+        );
         if failed || !self.shutting_down.load(Ordering::SeqCst) {
             *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(clone_exit(&error));
         }
@@ -479,6 +591,9 @@ fn clone_exit(error: &Error) -> Error {
             stderr_tail: stderr_tail.clone(),
         },
         Error::MessageBufferFull { limit } => Error::MessageBufferFull { limit: *limit },
+        Error::SessionStore { .. } | Error::TranscriptTooLarge { .. } => {
+            mirror::clone_mirror_error(error)
+        }
         _ => Error::Closed,
     }
 }

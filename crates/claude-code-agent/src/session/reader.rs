@@ -82,6 +82,9 @@ async fn read(
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Routed {
     Mcp(McpMessageLine),
+    /// A `transcript_mirror` line (`--session-mirror`), for the session's
+    /// store.
+    Mirror(Value),
     Other(Incoming, usize),
 }
 
@@ -93,6 +96,7 @@ fn decode(line: &[u8]) -> Parsed<Routed> {
     match parse_object::<Value>(line) {
         Parsed::Value(value) => {
             let size = match value.get("type").and_then(Value::as_str) {
+                Some("transcript_mirror") => return Parsed::Value(Routed::Mirror(value)),
                 Some(t) if t.starts_with("control_") => 0,
                 _ => json_size(&value),
             };

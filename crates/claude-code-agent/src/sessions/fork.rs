@@ -11,7 +11,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use serde_json::{Map, Value, json};
 
 use super::chain::Entry;
-use super::info::{LITE_READ_BUF_SIZE, title};
+use super::info::{Lite, title};
 use super::paths::{check_uuid, locate_session};
 use super::scan::first_prompt;
 use super::time::now_iso;
@@ -83,10 +83,40 @@ pub(crate) fn fork(
     }
     let located = locate_session(session_id, options)?;
     let content = read_text(&located.path)?;
-    let (mut transcript, replacements) = parse_source(&content, session_id);
+    let (fork_id, lines) = fork_lines(&content, session_id, fork, &located.path)?;
+    let path = located.project_dir.join(format!("{fork_id}.jsonl"));
+    let mut data = lines.join("\n");
+    data.push('\n');
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    // Windows: the folder's permissions (the user's profile: the user's).
+    #[cfg(unix)]
+    options.mode(0o600);
+    let mut file = options
+        .open(&path)
+        .map_err(|e| SessionError::io("create", &path, e))?;
+    let written = file
+        .write_all(data.as_bytes())
+        .and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&path);
+        return Err(SessionError::io("write", &path, e));
+    }
+    Ok(fork_id)
+}
+
+/// The fork of a transcript's text: its new id and its lines. `source`
+/// names the transcript in errors.
+pub(crate) fn fork_lines(
+    content: &str,
+    session_id: &str,
+    fork: &ForkOptions,
+    source: &std::path::Path,
+) -> Result<(String, Vec<String>), SessionError> {
+    let (mut transcript, replacements) = parse_source(content, session_id);
     let nothing = || SessionError::NothingToFork {
         session_id: session_id.to_owned(),
-        path: located.path.clone(),
+        path: source.to_owned(),
     };
     if transcript.is_empty() {
         return Err(nothing());
@@ -98,7 +128,7 @@ pub(crate) fn fork(
             .ok_or_else(|| SessionError::MessageNotFound {
                 session_id: session_id.to_owned(),
                 message_id: cut.clone(),
-                path: located.path.clone(),
+                path: source.to_owned(),
             })?;
         transcript.truncate(at + 1);
     }
@@ -183,7 +213,7 @@ pub(crate) fn fork(
         Some(t) => t.to_owned(),
         None => format!(
             "{} (fork)",
-            derived_title(&content).unwrap_or_else(|| "Forked session".to_owned())
+            derived_title(content).unwrap_or_else(|| "Forked session".to_owned())
         ),
     };
     lines.push(
@@ -196,32 +226,13 @@ pub(crate) fn fork(
         })
         .to_string(),
     );
-    let path = located.project_dir.join(format!("{fork_id}.jsonl"));
-    let mut data = lines.join("\n");
-    data.push('\n');
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    // Windows: the folder's permissions (the user's profile: the user's).
-    #[cfg(unix)]
-    options.mode(0o600);
-    let mut file = options
-        .open(&path)
-        .map_err(|e| SessionError::io("create", &path, e))?;
-    let written = file
-        .write_all(data.as_bytes())
-        .and_then(|()| file.sync_all());
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&path);
-        return Err(SessionError::io("write", &path, e));
-    }
-    Ok(fork_id)
+    Ok((fork_id, lines))
 }
 
 /// The source's title, from its ends as listing reads it, else its first
 /// prompt.
 fn derived_title(content: &str) -> Option<String> {
-    let bytes = content.as_bytes();
-    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(LITE_READ_BUF_SIZE)]);
-    let tail = String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(LITE_READ_BUF_SIZE)..]);
-    title(&head, &tail).or_else(|| Some(first_prompt(&head)).filter(|p| !p.is_empty()))
+    let lite = Lite::of_text(content, 0);
+    title(&lite.head, &lite.tail)
+        .or_else(|| Some(first_prompt(&lite.head)).filter(|p| !p.is_empty()))
 }

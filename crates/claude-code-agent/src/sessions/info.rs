@@ -72,6 +72,22 @@ pub(crate) fn read_lite(path: &Path) -> io::Result<Option<Lite>> {
     }))
 }
 
+impl Lite {
+    /// The ends of a whole transcript's text, as [`read_lite`] reads a file.
+    pub(crate) fn of_text(text: &str, mtime: i64) -> Lite {
+        let bytes = text.as_bytes();
+        let head = String::from_utf8_lossy(&bytes[..bytes.len().min(LITE_READ_BUF_SIZE)]);
+        let tail =
+            String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(LITE_READ_BUF_SIZE)..]);
+        Lite {
+            mtime,
+            size: bytes.len() as u64,
+            head: head.into_owned(),
+            tail: tail.into_owned(),
+        }
+    }
+}
+
 /// A session's title: the last `customTitle` (end, then start of the file),
 /// else the last `aiTitle`.
 pub(crate) fn title(head: &str, tail: &str) -> Option<String> {
@@ -128,7 +144,7 @@ pub(crate) fn parse_info(
 
 /// Whether a session was started by a program (the SDKs' and `claude -p`'s
 /// entry points) or a daemon, as the TypeScript SDK tells.
-fn is_programmatic(lite: &Lite) -> bool {
+pub(crate) fn is_programmatic(lite: &Lite) -> bool {
     let entrypoint = first_string_field(&lite.head, "entrypoint")
         .or_else(|| last_string_field(&lite.tail, "entrypoint"));
     if entrypoint.is_some_and(|e| matches!(e.as_str(), "sdk-cli" | "sdk-ts" | "sdk-py")) {

@@ -21,6 +21,16 @@
 //! | [`archive_session`], [`unarchive_session`] | mark it archived (a file beside the transcript) |
 //! | [`delete_session`] | remove it and its subagents' transcripts |
 //!
+//! # Session stores
+//!
+//! A [`SessionStore`] keeps transcripts besides the CLI's files, so that a
+//! conversation started on one machine resumes on another
+//! ([`Options::session_store`](crate::Options::session_store)): the stores
+//! [`InMemorySessionStore`], [`DirSessionStore`] and `RedisSessionStore`
+//! (feature `redis`), or your own. The functions above have twins that
+//! work on a store ([`list_sessions_in_store`], [`session_messages_in_store`],
+//! …, and [`import_session_to_store`]). Guide: docs/sessions.md.
+//!
 //! These are the official SDKs' sessions functions (Python's
 //! `list_sessions`, `get_session_messages`, …; TypeScript's `listSessions`,
 //! …), with the same results on the same files; `docs/parity/sessions.md`
@@ -59,6 +69,7 @@ mod fork;
 mod info;
 mod paths;
 mod scan;
+pub(crate) mod store;
 mod time;
 mod transcript;
 mod types;
@@ -70,8 +81,35 @@ mod tests;
 use std::path::PathBuf;
 
 pub use paths::sanitize_path;
+#[cfg(feature = "redis")]
+pub use store::RedisSessionStore;
+pub use store::{
+    DirSessionStore, InMemorySessionStore, SessionKey, SessionStore, SessionStoreFlush, StoreError,
+    StoreFuture, StoredSession, delete_session_in_store, fork_session_in_store,
+    import_session_to_store, list_sessions_in_store, list_subagents_in_store,
+    rename_session_in_store, session_info_in_store, session_messages_in_store,
+    subagent_messages_in_store, tag_session_in_store,
+};
 pub use types::{MessageType, SessionError, SessionInfo, SessionMessage};
+pub(crate) use write::replace_private;
 pub use write::sanitize_tag;
+
+/// The project key of a working directory: the name of the folder the CLI
+/// keeps its sessions in, [`sanitize_path`] of its canonical path. What a
+/// session store files the directory's sessions under ([`SessionKey`]).
+///
+/// ```
+/// use claude_code_agent::sessions::project_key;
+/// assert_eq!(project_key("/"), "-");
+/// ```
+pub fn project_key(dir: impl AsRef<std::path::Path>) -> String {
+    sanitize_path(&paths::canonicalize(dir.as_ref()))
+}
+
+/// Whether `id` can name a session (a UUID).
+pub(crate) fn is_session_id(id: &str) -> bool {
+    paths::is_uuid(id)
+}
 
 /// Where to look for sessions and which to return; shared by every function
 /// of [`sessions`](self) (each reads the fields that concern it).

@@ -24,14 +24,19 @@ pub(crate) fn messages(
     options: &SessionOptions,
 ) -> Result<Vec<SessionMessage>, SessionError> {
     let located = locate_session(session_id, options)?;
-    let entries = parse_entries(&read_text(&located.path)?);
+    Ok(messages_of(&read_text(&located.path)?, options))
+}
+
+/// The conversation of a transcript's text, paged.
+pub(crate) fn messages_of(content: &str, options: &SessionOptions) -> Vec<SessionMessage> {
+    let entries = parse_entries(content);
     let visible: Vec<SessionMessage> = build_chain(&entries)
         .into_iter()
         .map(|i| &entries[i])
         .filter(|e| is_visible(e, options.include_system_messages))
         .map(|e| to_message(e, None, None))
         .collect();
-    Ok(page(visible, options.offset, options.limit))
+    page(visible, options.offset, options.limit)
 }
 
 /// `<project>/<id>/subagents` of a session that exists.
@@ -113,12 +118,22 @@ pub(crate) fn subagent_messages(
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or(Value::Null);
+    Ok(subagent_messages_of(&content, &meta, options))
+}
+
+/// A subagent's conversation from its transcript's text and its
+/// `.meta.json` (`Null` if none), paged.
+pub(crate) fn subagent_messages_of(
+    content: &str,
+    meta: &Value,
+    options: &SessionOptions,
+) -> Vec<SessionMessage> {
     let tool_use_id = meta.get("toolUseId").and_then(Value::as_str);
     let parent_agent_id = meta.get("parentAgentId").and_then(Value::as_str);
-    let entries = parse_entries(&content);
+    let entries = parse_entries(content);
     let messages = subagent_chain(&entries)
         .into_iter()
         .map(|i| to_message(&entries[i], tool_use_id, parent_agent_id))
         .collect();
-    Ok(page(messages, options.offset, options.limit))
+    page(messages, options.offset, options.limit)
 }

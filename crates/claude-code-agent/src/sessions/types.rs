@@ -216,6 +216,19 @@ pub enum SessionError {
         #[source]
         source: std::io::Error,
     },
+
+    /// A session store failed (the functions `*_in_store`); the store's
+    /// error is the [`source`](std::error::Error::source).
+    #[error("the session store failed to {action} session {session_id}")]
+    Store {
+        /// What was being done (`"load"`, `"append to"`, …).
+        action: &'static str,
+        /// The session concerned.
+        session_id: String,
+        /// The store's error.
+        #[source]
+        source: claude_code_agent_mcp::server::StoreError,
+    },
 }
 
 impl SessionError {

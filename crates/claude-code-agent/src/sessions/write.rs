@@ -67,16 +67,20 @@ pub(crate) fn rename(
     title: &str,
     options: &SessionOptions,
 ) -> Result<(), SessionError> {
+    append_entry(session_id, title_entry(session_id, title)?, options)
+}
+
+/// The transcript line that sets a session's title.
+pub(crate) fn title_entry(
+    session_id: &str,
+    title: &str,
+) -> Result<serde_json::Value, SessionError> {
     check_uuid(session_id)?;
     let title = title.trim();
     if title.is_empty() {
         return Err(SessionError::Empty { what: "title" });
     }
-    append_entry(
-        session_id,
-        json!({"type": "custom-title", "customTitle": title, "sessionId": session_id}),
-        options,
-    )
+    Ok(json!({"type": "custom-title", "customTitle": title, "sessionId": session_id}))
 }
 
 /// See [`tag_session`](super::tag_session).
@@ -85,6 +89,14 @@ pub(crate) fn tag(
     tag: Option<&str>,
     options: &SessionOptions,
 ) -> Result<(), SessionError> {
+    append_entry(session_id, tag_entry(session_id, tag)?, options)
+}
+
+/// The transcript line that sets (or with `None` clears) a session's tag.
+pub(crate) fn tag_entry(
+    session_id: &str,
+    tag: Option<&str>,
+) -> Result<serde_json::Value, SessionError> {
     check_uuid(session_id)?;
     let tag = match tag {
         Some(t) => {
@@ -96,11 +108,7 @@ pub(crate) fn tag(
         }
         None => String::new(),
     };
-    append_entry(
-        session_id,
-        json!({"type": "tag", "tag": tag, "sessionId": session_id}),
-        options,
-    )
+    Ok(json!({"type": "tag", "tag": tag, "sessionId": session_id}))
 }
 
 /// Whether a character is dropped from tags: format (Cf), private-use (Co)
@@ -198,13 +206,17 @@ pub(crate) fn set_archived(
 /// profile the user's), replacing it whole: a temporary file renamed over
 /// it.
 fn write_private(path: &Path, data: &[u8]) -> Result<(), SessionError> {
+    replace_private(path, data).map_err(|e| SessionError::io("write", path, e))
+}
+
+/// [`write_private`]'s I/O, for the session store's restore too.
+pub(crate) fn replace_private(path: &Path, data: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a file in a folder");
     let mut dirs = std::fs::DirBuilder::new();
     dirs.recursive(true);
     #[cfg(unix)]
     dirs.mode(0o700);
-    dirs.create(dir)
-        .map_err(|e| SessionError::io("create", dir, e))?;
+    dirs.create(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
@@ -217,10 +229,10 @@ fn write_private(path: &Path, data: &[u8]) -> Result<(), SessionError> {
         file.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
-    result.map_err(|e| {
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        SessionError::io("write", path, e)
-    })
+    }
+    result
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ fn calc() -> Server {
         .build()
 }
 
-fn text_of(v: &serde_json::Value) -> String {
+pub(crate) fn text_of(v: &serde_json::Value) -> String {
     match v.get("content") {
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(serde_json::Value::Array(blocks)) => blocks

@@ -26,6 +26,7 @@ mod cli_permissions;
 mod cli_process;
 #[cfg(feature = "rmcp")]
 mod cli_rmcp;
+mod cli_session_store;
 mod cli_sessions;
 mod cli_startup;
 mod cli_stream;
@@ -48,6 +49,7 @@ mod parity_decode;
 mod prop_boundaries;
 mod prop_control;
 mod sessions_fixture;
+mod sessions_store;
 mod support;
 mod tidy;
 mod tidy_layers;

@@ -15,9 +15,9 @@ use claude_code_agent::sessions::{
 use serde_json::{Value, json};
 
 const DIR: &str = "/tmp/survey-sessions/my.project dir";
-const SID: &str = "76cda3b6-e892-4d04-b040-468737ecb31f";
-const OTHER: &str = "1aca9c5d-e476-4d16-9832-dadf44da1f21";
-const AGENT: &str = "ab49f83965683eb8b";
+pub(crate) const SID: &str = "76cda3b6-e892-4d04-b040-468737ecb31f";
+pub(crate) const OTHER: &str = "1aca9c5d-e476-4d16-9832-dadf44da1f21";
+pub(crate) const AGENT: &str = "ab49f83965683eb8b";
 const PROJECT: &str = "-tmp-survey-sessions-my-project-dir";
 
 /// The files' modification times, in nanoseconds since the epoch: the
@@ -47,7 +47,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// A fresh copy of the fixture as a CLI configuration folder, the file
 /// times set as recorded; and options that read it for the project.
-fn config() -> (tempfile::TempDir, SessionOptions) {
+pub(crate) fn config() -> (tempfile::TempDir, SessionOptions) {
     let config = tempfile::tempdir().unwrap();
     copy_tree(&fixture().join("projects"), &config.path().join("projects"));
     for (id, ns) in MTIMES_NS {

@@ -4,7 +4,7 @@
 
 mod memory;
 #[cfg(feature = "redis")]
-mod redis;
+pub(crate) mod redis;
 
 use std::fmt;
 use std::sync::Arc;

@@ -125,8 +125,29 @@ impl std::fmt::Debug for RedisEventStore {
     }
 }
 
-fn failed(what: &str, address: &str, e: redis::RedisError) -> StoreError {
+/// The error of a failed Redis operation: `what` failed at `address`
+/// (without its password), Redis's error as the source.
+pub fn failed(what: &str, address: &str, e: redis::RedisError) -> StoreError {
     StoreError::new(format!("Redis at {address}: {what} failed")).with_source(e)
+}
+
+/// The connection every Redis store of this workspace uses (the SDK's
+/// session store too): one multiplexed connection to `url`, made on first
+/// use and again in the background after a failure, each connection attempt
+/// and each answer bounded by `timeout`; and the address without its
+/// password, for messages.
+pub fn connect(url: &str, timeout: Duration) -> Result<(ConnectionManager, String), StoreError> {
+    let address = without_password(url);
+    let client =
+        redis::Client::open(url).map_err(|e| failed("parsing the address", &address, e))?;
+    let config = ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout))
+        .set_number_of_retries(2)
+        .set_max_delay(Duration::from_millis(500));
+    let conn = ConnectionManager::new_lazy_with_config(client, config)
+        .map_err(|e| failed("connecting", &address, e))?;
+    Ok((conn, address))
 }
 
 /// `redis://user:secret@host/` without the secret, for messages and `Debug`.
@@ -156,16 +177,7 @@ impl RedisEventStore {
     /// [`new`](Self::new), each operation (and each connection attempt)
     /// bounded by `timeout`.
     pub fn with_timeout(url: &str, timeout: Duration) -> Result<Self, StoreError> {
-        let address = without_password(url);
-        let client =
-            redis::Client::open(url).map_err(|e| failed("parsing the address", &address, e))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout))
-            .set_number_of_retries(2)
-            .set_max_delay(Duration::from_millis(500));
-        let conn = ConnectionManager::new_lazy_with_config(client, config)
-            .map_err(|e| failed("connecting", &address, e))?;
+        let (conn, address) = connect(url, timeout)?;
         Ok(Self {
             conn,
             script: redis::Script::new(WRITE),

@@ -14,6 +14,8 @@
 pub mod captures;
 pub mod child;
 pub mod fake_cli;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod repo;
 
 use std::future::Future;
