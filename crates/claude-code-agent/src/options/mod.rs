@@ -1103,9 +1103,7 @@ impl Options {
         if let Some(dir) = from_env.filter(|d: &std::ffi::OsString| !d.is_empty()) {
             return Some(PathBuf::from(dir));
         }
-        #[allow(deprecated)] // fine on Unix, the only platforms this crate builds on
-        let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
-        home.map(|h| h.join(".claude"))
+        crate::sessions::home_config_dir()
     }
 
     pub(crate) fn effective_max_buffered_bytes(&self) -> usize {

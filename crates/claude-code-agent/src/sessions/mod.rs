@@ -80,6 +80,7 @@ mod tests;
 
 use std::path::PathBuf;
 
+pub(crate) use paths::home_config_dir;
 pub use paths::sanitize_path;
 #[cfg(feature = "redis")]
 pub use store::RedisSessionStore;

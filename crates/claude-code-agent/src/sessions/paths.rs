@@ -49,10 +49,14 @@ pub(crate) fn config_home(options: &SessionOptions) -> Result<PathBuf, SessionEr
     if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    #[allow(deprecated)] // fine on Unix, the only platforms this crate builds on
+    home_config_dir().ok_or(SessionError::NoConfigDir)
+}
+
+/// The CLI's configuration folder when `CLAUDE_CONFIG_DIR` does not name
+/// one: `.claude` in the home folder (`$HOME`; Windows: `%USERPROFILE%`).
+pub(crate) fn home_config_dir() -> Option<PathBuf> {
     let home = std::env::home_dir().filter(|h| !h.as_os_str().is_empty());
     home.map(|h| h.join(".claude"))
-        .ok_or(SessionError::NoConfigDir)
 }
 
 /// `<config>/projects`.
