@@ -19,6 +19,19 @@ section() {
     printf '\n\033[1m==> %s\033[0m\n' "$*"
 }
 
+# Sets CHILDREN_CPU to the CPU seconds (user and system) of this shell's
+# children that have ended: bash's `times`, second line, read in this shell
+# (a `$(…)` would read its own). A step's commands are waited for and
+# counted; what it starts in the background is counted when waited for.
+_TIMES_FILE="$(mktemp)"
+_children_cpu() {
+    local user sys
+    times >"$_TIMES_FILE"
+    { read -r _; read -r user sys; } <"$_TIMES_FILE"
+    CHILDREN_CPU="$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
+        BEGIN { printf "%d\n", sec(u) + sec(s) }')"
+}
+
 # Runs a named step: header, the command, duration. Not in a conditional context, so
 # `set -e` stays in force inside step functions; a failure ends the script.
 step() {
@@ -26,9 +39,12 @@ step() {
     shift
     _CURRENT_STEP="$name"
     section "$name"
-    local start=$SECONDS
+    local start=$SECONDS cpu
+    _children_cpu
+    cpu=$CHILDREN_CPU
     "$@"
-    printf '    ok: %s (%ss)\n' "$name" "$((SECONDS - start))"
+    _children_cpu
+    printf '    ok: %s (%ss, %ss of CPU)\n' "$name" "$((SECONDS - start))" "$((CHILDREN_CPU - cpu))"
     _CURRENT_STEP=""
 }
 
