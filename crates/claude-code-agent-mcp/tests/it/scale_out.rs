@@ -36,7 +36,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use crate::support::peers::devtool;
+use crate::support::peers::{devtool, free_port};
 
 /// `name` (haproxy, nginx, redis-server, redis-cli) from the system, or
 /// `None` after a loud SKIPPED when it is missing and the tests need not run.
@@ -53,14 +53,6 @@ fn program(name: &str, test: &str) -> Option<PathBuf> {
     }
     eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
     None
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 async fn wait_for_port(port: u16, what: &str) {

@@ -194,13 +194,26 @@ impl Drop for PeerProcess {
     }
 }
 
-/// A free port on 127.0.0.1.
+/// A free port on 127.0.0.1 for a process a test starts, below the kernel's
+/// ephemeral range (32768 and up by default): a port from `bind(…:0)` is in
+/// that range, and any outgoing connection may take it between this call and
+/// the bind of the process it is for (seen: a replica failing with
+/// `AddrInUse` under load). Ports are handed out in turn within the test
+/// binary, from a start that differs per process.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id().wrapping_mul(2_654_435_761) % SPAN;
+    for _ in 0..SPAN {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (LOW + (start + n) % SPAN) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port between {LOW} and {}", LOW + SPAN)
 }
 
 /// Waits until something accepts connections on 127.0.0.1:`port`.

@@ -30,11 +30,12 @@ impl Redis {
             eprintln!("\n!!!!!!!! SKIPPED: {why} !!!!!!!!\n");
             return None;
         };
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // Below the ephemeral range (32768 and up), where no outgoing
+        // connection takes the port before redis-server binds it.
+        let port = (0..12_000u32)
+            .map(|n| (20_000 + (std::process::id() + n * 7) % 12_000) as u16)
+            .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+            .expect("a free port between 20000 and 32000");
         let child = Command::new(program)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
