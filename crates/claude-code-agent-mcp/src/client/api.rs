@@ -56,7 +56,9 @@ impl McpClient {
         let result = self
             .send_request("tools/list", cursor_params(cursor))
             .await?;
-        decode("tools/list", result)
+        let page: ListToolsResult = decode("tools/list", result)?;
+        self.inner.note_tools(&page.tools);
+        Ok(page)
     }
 
     /// Every tool, following `nextCursor` to the end.
@@ -70,6 +72,8 @@ impl McpClient {
         let mut tools = self
             .collect_pages("tools/list", |p: ListToolsResult| (p.tools, p.next_cursor))
             .await?;
+        // Which calls may be sent again (`RetryPolicy`).
+        self.inner.note_tools(&tools);
         // A fresh listing also refreshes the header annotations.
         if self.inner.transport.mirrors_header_params() {
             tools.retain(|tool| {

@@ -93,6 +93,11 @@ pub(crate) struct Inner {
     unread: Mutex<VecDeque<Weak<Unread>>>,
     /// `x-mcp-header` annotations by tool (HTTP only), fetched once.
     pub(crate) header_maps: Mutex<Option<Arc<HashMap<String, ParamHeaders>>>>,
+    /// Whether each tool of the listings read is safe to call twice
+    /// (annotated idempotent or read-only): a call of one may be retried.
+    tool_hints: Mutex<HashMap<String, bool>>,
+    /// How many requests were sent again ([`RetryPolicy`](super::RetryPolicy)).
+    retried: AtomicU64,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -123,6 +128,8 @@ impl Inner {
             budget: Budget::new(options_budget),
             unread: Mutex::new(VecDeque::new()),
             header_maps: Mutex::new(None),
+            tool_hints: Mutex::new(HashMap::new()),
+            retried: AtomicU64::new(0),
         });
         let weak = Arc::downgrade(&inner);
         let inbox = Inbox::with_budget(
@@ -236,6 +243,52 @@ impl Inner {
         self.exchange(self.next_id(), method, params, options).await
     }
 
+    /// Notes which of `tools` (from a `tools/list`) are safe to call twice.
+    pub(crate) fn note_tools(&self, tools: &[crate::types::ToolInfo]) {
+        let mut hints = lock(&self.tool_hints);
+        for tool in tools {
+            let a = tool.annotations.as_ref();
+            let safe = a
+                .is_some_and(|a| a.idempotent_hint == Some(true) || a.read_only_hint == Some(true));
+            hints.insert(tool.name.clone(), safe);
+        }
+    }
+
+    /// Whether a request of `method` with `params` may be sent twice: it is
+    /// no `tools/call`, or calls a tool listed as idempotent or read-only.
+    fn repeatable(&self, method: &str, params: Option<&Value>) -> bool {
+        if method != "tools/call" {
+            return true;
+        }
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+        tool.is_some_and(|t| lock(&self.tool_hints).get(t) == Some(&true))
+    }
+
+    /// How many requests were sent again after an interruption.
+    pub(crate) fn retried(&self) -> u64 {
+        self.retried.load(Ordering::Relaxed)
+    }
+
+    /// Registers the waiter of request `id`; its receiver.
+    fn register(
+        &self,
+        id: &RequestId,
+        progress: Option<&ProgressWatch>,
+    ) -> Result<oneshot::Receiver<(Reply, Option<Charge>)>, Error> {
+        let (tx, rx) = oneshot::channel();
+        let waiter = Waiter {
+            reply: tx,
+            progress: progress.map(|p| ProgressWatch {
+                token: p.token.clone(),
+                seen: Arc::clone(&p.seen),
+            }),
+        };
+        match self.requests.register_ours(id.clone(), waiter) {
+            Ok(()) => Ok(rx),
+            Err(RegisterError::Closed(_) | RegisterError::Duplicate(_)) => Err(self.closed_error()),
+        }
+    }
+
     async fn exchange(
         self: &Arc<Self>,
         id: RequestId,
@@ -246,6 +299,9 @@ impl Inner {
         if self.is_closed() {
             return Err(self.closed_error());
         }
+        let policy = self.options.retry;
+        let repeatable =
+            policy.retries() > 0 && !options.unbounded && self.repeatable(method, params.as_ref());
         let limits = Limits {
             timeout: options.timeout.unwrap_or(self.options.request_timeout),
             cap: options.max_total_timeout,
@@ -262,16 +318,7 @@ impl Inner {
         });
         let seen = progress.as_ref().map(|p| Arc::clone(&p.seen));
         let params = self.with_meta(params, meta);
-        let (tx, rx) = oneshot::channel();
-        let waiter = Waiter {
-            reply: tx,
-            progress,
-        };
-        if let Err(RegisterError::Closed(_) | RegisterError::Duplicate(_)) =
-            self.requests.register_ours(id.clone(), waiter)
-        {
-            return Err(self.closed_error());
-        }
+        let rx = self.register(&id, progress.as_ref())?;
         let mut guard = Abandon {
             inner: self,
             id: id.clone(),
@@ -282,23 +329,31 @@ impl Inner {
         let mut send = options.send;
         send.others_in_flight = self.requests.ours_len() > 1;
         let sent = &mut guard.sent;
+        let key = &id;
         let exchange = async move {
             *sent = true;
-            // Taken: the reply's bytes are the caller's now (the charge
-            // is dropped with the tuple).
-            let taken = |got: Result<(Reply, Option<Charge>), _>| match got {
-                Ok((reply, _charge)) => reply,
-                Err(_) => Err(Error::closed("the transport closed")),
-            };
             let mut rx = rx;
-            // The answer may come (or the client close) before the send
-            // is over: a stream that carries a subscription never ends.
-            tokio::select! {
-                biased;
-                reply = &mut rx => return taken(reply),
-                sent = self.transport.send(message, send) => sent?,
+            let mut retries = 0;
+            loop {
+                if !repeatable {
+                    return self.attempt(message, send, rx).await;
+                }
+                // Kept to be sent again as it is: same id, same session.
+                let outcome = self.attempt(message.clone(), send.clone(), rx).await;
+                match outcome {
+                    Err(e) if e.is_interrupted() && retries < policy.retries() => {
+                        self.requests.complete_ours(key);
+                        retries += 1;
+                        self.retried.fetch_add(1, Ordering::Relaxed);
+                        let wait = policy.delay(retries);
+                        tracing::info!(id = %key, %method, retry = retries, ?wait, error = %error_chain(&e),
+                            "MCP client: a request's answer was lost with its connection; sending it again");
+                        tokio::time::sleep(wait).await;
+                        rx = self.register(key, progress.as_ref())?;
+                    }
+                    other => return other,
+                }
             }
-            taken(rx.await)
         };
         let outcome = if options.unbounded {
             Ok(exchange.await)
@@ -319,6 +374,30 @@ impl Inner {
                 Err(limits.error(method, expired))
             }
         }
+    }
+
+    /// Sends one request (its waiter is registered: `rx`) and waits for
+    /// its outcome.
+    async fn attempt(
+        &self,
+        message: Value,
+        send: SendOptions,
+        mut rx: oneshot::Receiver<(Reply, Option<Charge>)>,
+    ) -> Reply {
+        // Taken: the reply's bytes are the caller's now (the charge is
+        // dropped with the tuple).
+        let taken = |got: Result<(Reply, Option<Charge>), _>| match got {
+            Ok((reply, _charge)) => reply,
+            Err(_) => Err(Error::closed("the transport closed")),
+        };
+        // The answer may come (or the client close) before the send is
+        // over: a stream that carries a subscription never ends.
+        tokio::select! {
+            biased;
+            reply = &mut rx => return taken(reply),
+            sent = self.transport.send(message, send) => sent?,
+        }
+        taken(rx.await)
     }
 
     /// Sends a notification, within the client's request timeout (over
@@ -477,6 +556,7 @@ impl Inner {
         let note = ServerNotification::parse(method, params);
         if matches!(note, ServerNotification::ToolListChanged) {
             *lock(&self.header_maps) = None;
+            lock(&self.tool_hints).clear();
         }
         if let Some(f) = &self.options.on_notification {
             f(note.clone());

@@ -16,7 +16,8 @@ type Source = Arc<dyn StdError + Send + Sync>;
 /// An opaque error, one pointer wide: ask it what kind of failure it is
 /// ([`kind`](Self::kind), or a predicate: [`is_jsonrpc`](Self::is_jsonrpc),
 /// [`is_timeout`](Self::is_timeout), [`is_closed`](Self::is_closed),
-/// [`is_transport`](Self::is_transport), …), read what it carries
+/// [`is_transport`](Self::is_transport), …; whether a request may have
+/// run without an answer: [`is_interrupted`](Self::is_interrupted)), read what it carries
 /// ([`jsonrpc_error`](Self::jsonrpc_error), [`code`](Self::code),
 /// [`status`](Self::status)), and follow [`source`](StdError::source) to
 /// the cause: the [`std::io::Error`] of a stdio server that could not be
@@ -63,6 +64,8 @@ struct Inner {
     message: String,
     /// The HTTP status that failed the request.
     status: Option<u16>,
+    /// The request was sent and its answer was lost with its connection.
+    interrupted: bool,
     source: Option<Source>,
 }
 
@@ -90,7 +93,8 @@ pub enum ErrorKind {
     /// The transport failed: an I/O or HTTP failure (the source says which;
     /// [`Error::status`] an HTTP error status), an in-process handler that
     /// panicked (its message is the source), a child that could not be
-    /// started (the [`std::io::Error`] is the source).
+    /// started (the [`std::io::Error`] is the source). When the request had
+    /// been sent, it may have run: [`Error::is_interrupted`].
     Transport,
     /// The transport is closed (the child exited, `close` was called, an
     /// HTTP session could not be renewed); later calls fail the same way.
@@ -123,6 +127,7 @@ impl Error {
                 kind: Kind::Other(kind),
                 message: message.into(),
                 status: None,
+                interrupted: false,
                 source: None,
             }),
         }
@@ -132,6 +137,18 @@ impl Error {
     /// failed and where. For your own [`Transport`](super::Transport).
     pub fn transport(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Transport, message)
+    }
+
+    /// A transport failure ([`ErrorKind::Transport`]) after the request
+    /// was sent, before its answer came: the request may or may not have
+    /// run ([`is_interrupted`](Self::is_interrupted)); `message` says what
+    /// failed and where. For your own [`Transport`](super::Transport): the
+    /// client sends such a request again when that is safe
+    /// ([`ClientOptions::retry`](super::ClientOptions::retry)).
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        let mut e = Self::new(ErrorKind::Transport, message);
+        e.inner.interrupted = true;
+        e
     }
 
     /// The transport is closed ([`ErrorKind::Closed`]); `message` says why.
@@ -253,6 +270,44 @@ impl Error {
         self.kind() == ErrorKind::Cancelled
     }
 
+    /// Whether the request may or may not have run, and got no answer:
+    ///
+    /// * it was sent, and its connection failed before the answer came
+    ///   ([`ErrorKind::Transport`], made by [`interrupted`](Self::interrupted)):
+    ///   over HTTP, a POST cut before its answer, a `502`, `503` or `504`
+    ///   from a proxy, an SSE stream that ended before its answer and could
+    ///   not be resumed;
+    /// * or the server said so ([`ErrorKind::JsonRpc`] with
+    ///   `data.retryable: true`): the replica that ran it stopped before it
+    ///   answered (docs/deployment.md), or a replica shutting down refused it.
+    ///
+    /// Send it again only if running it twice is harmless. The client has
+    /// done so already, with the same request id, for requests it knows to
+    /// be safe (not a `tools/call`, or a tool annotated idempotent or
+    /// read-only), as often as [`ClientOptions::retry`](super::ClientOptions::retry)
+    /// allows: such an error is what was left when the retries ran out.
+    ///
+    /// ```
+    /// use claude_code_agent_mcp::client::Error;
+    /// use claude_code_agent_mcp::jsonrpc::ErrorObject;
+    /// use serde_json::json;
+    ///
+    /// let cut = Error::interrupted("HTTP POST http://mcp/: the connection broke");
+    /// assert!(cut.is_interrupted() && cut.is_transport());
+    /// let lost = Error::from(ErrorObject::new(-32603, "replica stopped").with_data(json!({"retryable": true})));
+    /// assert!(lost.is_interrupted() && lost.is_jsonrpc());
+    /// assert!(!Error::transport("could not connect").is_interrupted());
+    /// ```
+    pub fn is_interrupted(&self) -> bool {
+        match &self.inner.kind {
+            Kind::JsonRpc(e) => e
+                .data
+                .as_ref()
+                .is_some_and(|d| d.get("retryable") == Some(&Value::Bool(true))),
+            Kind::Other(_) => self.inner.interrupted,
+        }
+    }
+
     /// Whether the request was refused before anything was sent
     /// ([`ErrorKind::Refused`]).
     pub fn is_refused(&self) -> bool {
@@ -285,6 +340,7 @@ impl From<ErrorObject> for Error {
                 kind: Kind::JsonRpc(e),
                 message: String::new(),
                 status: None,
+                interrupted: false,
                 source: None,
             }),
         }
@@ -310,6 +366,9 @@ impl fmt::Debug for Error {
         };
         if let Some(status) = self.inner.status {
             d.field("status", &status);
+        }
+        if self.inner.interrupted {
+            d.field("interrupted", &true);
         }
         if let Some(source) = &self.inner.source {
             d.field("source", source);

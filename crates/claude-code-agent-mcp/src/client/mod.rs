@@ -12,8 +12,10 @@
 //! 2026-07-28 revision, else `initialize` + `notifications/initialized`),
 //! correlates responses with requests, applies a timeout to each request
 //! (one that progress restarts, up to a cap, when asked:
-//! [`RequestOptions::reset_timeout_on_progress`]), sends
-//! `notifications/cancelled` for a request whose future is dropped, answers
+//! [`RequestOptions::reset_timeout_on_progress`]), sends a request whose
+//! answer was lost with its connection again when that is safe (not a
+//! `tools/call`, or a tool annotated idempotent or read-only: [`RetryPolicy`]),
+//! sends `notifications/cancelled` for a request whose future is dropped, answers
 //! the server's own requests (`ping`; `sampling/createMessage`,
 //! `elicitation/create` and `roots/list` through handlers you install,
 //! otherwise -32601), and hands the server's notifications to a callback and
@@ -93,7 +95,7 @@ pub use input::MAX_INPUT_ROUNDS;
 pub use notify::{NotificationStream, ServerNotification};
 pub use options::{
     CLIENT_MAX_HELD_BYTES, ClientOptions, DEFAULT_DISCOVER_TIMEOUT, DEFAULT_REQUEST_TIMEOUT,
-    HandshakeMode, NotificationHandler, RequestHandler, RequestOptions,
+    HandshakeMode, NotificationHandler, RequestHandler, RequestOptions, RetryPolicy,
 };
 pub use stdio::StdioTransport;
 pub use subscription::Subscription;
@@ -208,6 +210,12 @@ impl McpClient {
     /// Whether the transport can still carry messages and the client is not closed.
     pub fn is_alive(&self) -> bool {
         !self.inner.is_closed() && self.inner.transport.is_alive()
+    }
+
+    /// How many times this client has sent a request again because its
+    /// answer was lost with its connection ([`RetryPolicy`]).
+    pub fn retries(&self) -> u64 {
+        self.inner.retried()
     }
 
     /// A stream of every notification the server sends from now on.

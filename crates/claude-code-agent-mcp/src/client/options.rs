@@ -75,6 +75,7 @@ pub struct ClientOptions {
     pub(crate) experimental: Option<Map<String, Value>>,
     pub(crate) extensions: Map<String, Value>,
     pub(crate) max_held_bytes: usize,
+    pub(crate) retry: RetryPolicy,
 }
 
 impl ClientOptions {
@@ -95,7 +96,17 @@ impl ClientOptions {
             experimental: None,
             extensions: Map::new(),
             max_held_bytes: CLIENT_MAX_HELD_BYTES,
+            retry: RetryPolicy::new(),
         }
+    }
+
+    /// When and how often a request whose connection failed before its
+    /// answer is sent again (default [`RetryPolicy::new`]: up to 3 times,
+    /// within about 1.4 s; [`RetryPolicy::none`]: never). See
+    /// [`RetryPolicy`] for which requests are safe to send again.
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
     }
 
     /// Caps the bytes the client holds for its caller (default
@@ -247,8 +258,112 @@ impl fmt::Debug for ClientOptions {
             .field("protocol_version", &self.protocol_version)
             .field("handshake", &self.handshake)
             .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
             .field("capabilities", &self.capabilities())
             .finish_non_exhaustive()
+    }
+}
+
+/// When a client sends a request again ([`ClientOptions::retry`]): a
+/// request whose answer was lost with its connection
+/// ([`Error::is_interrupted`](super::Error::is_interrupted): over HTTP, a
+/// POST cut before its answer, a `502`–`504` from a proxy, a stream that
+/// could not be resumed, or the server's error saying the replica that ran
+/// it stopped) is sent again when that is safe:
+///
+/// * it is not a `tools/call` (listing, reading, `ping`, `initialize`, …);
+/// * or it calls a tool that the server annotated idempotent
+///   (`idempotentHint`) or read-only (`readOnlyHint`) in a `tools/list`
+///   this client has read ([`McpClient::list_tools`](super::McpClient::list_tools),
+///   [`list_tools_page`](super::McpClient::list_tools_page); over HTTP the
+///   client lists the tools before its first call anyway). The hints are
+///   forgotten when the server says its tools changed, until they are
+///   listed again.
+///
+/// Any other call fails with the error, which says that the call may or
+/// may not have run: match it with
+/// [`Error::is_interrupted`](super::Error::is_interrupted), and repeat it
+/// yourself only if that is harmless.
+///
+/// The request goes again with the same JSON-RPC id (it is the same
+/// request, not a new one) on the same session: behind a load balancer
+/// whose replicas share an event store, the replica it reaches takes the
+/// session over (docs/deployment.md). Between attempts the client waits,
+/// from `initial` doubling up to `max`, each wait drawn between half and
+/// all of it (so that many clients cut at once do not come back at once).
+/// Retries are bounded by their number and by the request's own timeout,
+/// which covers every attempt. A request that reports no interruption, a
+/// timeout, a server's other errors, a closed client: never retried.
+///
+/// ```
+/// use std::time::Duration;
+/// use claude_code_agent_mcp::client::{ClientOptions, RetryPolicy};
+///
+/// let options = ClientOptions::new("my-app", "1.0.0")
+///     .retry(RetryPolicy::new().max_retries(5).backoff(Duration::from_millis(50), Duration::from_secs(1)));
+/// let never = ClientOptions::new("my-app", "1.0.0").retry(RetryPolicy::none());
+/// # drop((options, never));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    max_retries: u32,
+    initial: Duration,
+    max: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RetryPolicy {
+    /// Up to 3 retries, waiting 100–200 ms before the first, 200–400 ms
+    /// before the second, 400–800 ms before the third.
+    pub const fn new() -> Self {
+        Self {
+            max_retries: 3,
+            initial: Duration::from_millis(200),
+            max: Duration::from_secs(2),
+        }
+    }
+
+    /// Never sends a request again.
+    pub const fn none() -> Self {
+        Self::new().max_retries(0)
+    }
+
+    /// How many times one request may be sent again (0: never).
+    pub const fn max_retries(mut self, retries: u32) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// The wait before the first retry (`initial`), doubled for each next
+    /// one up to `max`; each wait is drawn between half and all of it.
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial = initial;
+        self.max = max.max(initial);
+        self
+    }
+
+    /// How many times one request may be sent again.
+    pub(crate) fn retries(&self) -> u32 {
+        self.max_retries
+    }
+
+    /// The wait before retry `n` (1 for the first).
+    pub(crate) fn delay(&self, n: u32) -> Duration {
+        let doubled = self
+            .initial
+            .saturating_mul(1u32 << n.saturating_sub(1).min(20))
+            .min(self.max);
+        let mut bytes = [0u8; 2];
+        let draw = match getrandom::fill(&mut bytes) {
+            Ok(()) => f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX),
+            Err(_) => 1.0,
+        };
+        doubled.mul_f64(0.5 + draw / 2.0)
     }
 }
 

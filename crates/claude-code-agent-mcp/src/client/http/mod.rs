@@ -181,6 +181,12 @@ impl HttpOptions {
 /// body fails the request with a transport error whose
 /// [`status`](super::Error::status) it is; a request that fails in
 /// reqwest has the `reqwest::Error` as its [`source`](std::error::Error::source).
+/// A request that may have reached the server and whose answer was lost —
+/// the connection failed after connecting, a `502`, `503` or `504` (what a
+/// proxy answers when its upstream is gone), a stream that could not be
+/// resumed, the session lost mid-answer — fails with an error for which
+/// [`is_interrupted`](super::Error::is_interrupted) is true: the client
+/// sends it again when that is safe ([`RetryPolicy`](super::RetryPolicy)).
 ///
 /// What the server sends is capped, so a hostile or broken server cannot
 /// make the client buffer without bound: one SSE event (its data plus the

@@ -35,7 +35,7 @@ pub(crate) async fn post(
         Err(Attempt::Lost(stale)) => {
             // Not sent again: the old session may have acted on it.
             renew(shared, &stale).await?;
-            return Err(Error::transport(format!(
+            return Err(Error::interrupted(format!(
                 "HTTP {}: the MCP session ended before the response came (resuming its stream got 404); a new session was started, but the message was not sent again",
                 url(shared)
             ))

@@ -94,7 +94,16 @@ pub(crate) async fn post_once(
         })?,
         None => send.await,
     }
-    .map_err(|e| Error::transport(format!("HTTP POST {} failed", url(shared))).with_source(e))?;
+    .map_err(|e| {
+        // Not connected: nothing was sent. Otherwise the server may have
+        // the request, and its answer is lost.
+        let failed = format!("HTTP POST {} failed", url(shared));
+        match e.is_connect() {
+            true => Error::transport(failed),
+            false => Error::interrupted(failed),
+        }
+        .with_source(e)
+    })?;
 
     if let Some(session) = response
         .headers()
@@ -144,7 +153,7 @@ pub(crate) async fn post_once(
             BodyError::TooLarge { .. } => {
                 Error::invalid_response(format!("HTTP POST {}: {e}", url(shared)))
             }
-            BodyError::Read(cause) => Error::transport(format!(
+            BodyError::Read(cause) => Error::interrupted(format!(
                 "HTTP POST {}: reading the body failed",
                 url(shared)
             ))
@@ -176,6 +185,9 @@ fn error_status(
     request_id: Option<Value>,
     sink: Sink<'_>,
 ) -> Result<(), Error> {
+    // What a proxy answers when its upstream failed or is gone: a request
+    // may have reached it.
+    let gateway = matches!(status.as_u16(), 502..=504) && request_id.is_some();
     if let Ok(Value::Object(mut map)) = json::from_str::<Value>(text)
         && map.get("error").is_some_and(|e| !e.is_null())
         && let Some(id) = request_id
@@ -188,10 +200,12 @@ fn error_status(
         return Ok(());
     }
     let snippet: String = text.chars().take(300).collect();
-    Err(
-        Error::transport(format!("HTTP {status} from {}: {snippet}", url(shared)))
-            .with_status(status.as_u16()),
-    )
+    let message = format!("HTTP {status} from {}: {snippet}", url(shared));
+    let e = match gateway {
+        true => Error::interrupted(message),
+        false => Error::transport(message),
+    };
+    Err(e.with_status(status.as_u16()))
 }
 
 /// An SSE event that does not decode: the error that names it, and what
@@ -310,8 +324,9 @@ async fn read_sse(
         }
         // The cause: the read error if the stream broke, else the event
         // that could not be read (its excerpt and serde's reason).
+        // The request was sent: it may have run.
         let failed = |message: String| {
-            let e = Error::transport(message);
+            let e = Error::interrupted(message);
             Attempt::Failed(match (broke, skipped.clone()) {
                 (Some(cause), _) => e.with_source(cause),
                 (None, Some(skipped)) => e.with_source(skipped),
@@ -335,11 +350,21 @@ async fn read_sse(
             .retry_ms()
             .map_or(DEFAULT_RETRY, Duration::from_millis);
         tokio::time::sleep(wait).await;
-        response = match open_get(shared, Some(&last_id)).await? {
+        let resumed = open_get(shared, Some(&last_id)).await.map_err(|e| {
+            let what = format!(
+                "HTTP GET {}: resuming the SSE stream of a request failed",
+                url(shared)
+            );
+            match e.is_unauthorized() {
+                true => e,
+                false => Error::interrupted(what).with_source(e),
+            }
+        });
+        response = match resumed? {
             Got::Stream(response) => response,
             Got::Expired(stale) => return Err(Attempt::Lost(stale)),
             Got::NotOffered => {
-                return Err(Attempt::Failed(Error::transport(format!(
+                return Err(Attempt::Failed(Error::interrupted(format!(
                     "HTTP GET {}: the server does not offer a stream to resume",
                     url(shared)
                 ))));
