@@ -66,6 +66,7 @@ pub struct StreamableHttpConfig {
     pub(crate) max_held_bytes: usize,
     pub(crate) request_read_timeout: Duration,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) drain_timeout: Duration,
     pub(crate) event_store: Option<SharedStore>,
     pub(crate) store_timeout: Duration,
     pub(crate) session_id_prefix: String,
@@ -91,6 +92,7 @@ impl Default for StreamableHttpConfig {
             max_held_bytes: HTTP_MAX_HELD_BYTES,
             request_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(30),
             event_store: None,
             store_timeout: Duration::from_secs(2),
             session_id_prefix: String::new(),
@@ -264,6 +266,17 @@ impl StreamableHttpConfig {
     /// their streams close and their running calls are cancelled.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.shutdown_grace = grace;
+        self
+    }
+
+    /// The deadline of a graceful shutdown
+    /// ([`serve_with_drain`](super::StreamableHttpService::serve_with_drain),
+    /// [`drain`](super::StreamableHttpService::drain)): how long, once asked
+    /// to stop, the service waits for the calls it is running to finish
+    /// and their answers to go out (default 30 s). Keep it below the time
+    /// your orchestrator gives a process between SIGTERM and SIGKILL.
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
         self
     }
 

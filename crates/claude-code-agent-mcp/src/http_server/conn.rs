@@ -6,15 +6,17 @@
 //! can hold a connection open forever by never finishing its headers) and its
 //! graceful shutdown waits for every connection without limit (an open SSE
 //! stream or a stalled request would hold it forever). Here, once asked to
-//! stop: the listener closes, `on_stop` runs (the service ends its sessions,
-//! which closes their streams and cancels their calls), every connection is
-//! asked to finish its exchange, and what is left after the grace period is
-//! aborted.
+//! stop, the listener closes and ([`Stop`]) either the service ends its
+//! sessions at once (which closes their streams and cancels their calls),
+//! every connection is asked to finish its exchange, and what is left after
+//! the grace period is aborted; or the service drains first (its calls run
+//! to their answers), within a deadline, while connections finish.
 
 use std::future::Future;
 use std::time::Duration;
 
 use axum::Router;
+use futures::future::BoxFuture;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::{TcpListener, TcpStream};
@@ -29,13 +31,28 @@ pub(crate) struct ConnLimits {
     pub(crate) shutdown_grace: Duration,
 }
 
+/// What the accept loop does once asked to stop (its listener closed).
+pub(crate) enum Stop<'a> {
+    /// Runs this (the service ends its sessions), then gives connections
+    /// their grace period to finish.
+    Now(Box<dyn FnOnce() + Send + 'a>),
+    /// Connections finish their exchange while `drain` runs; once it is
+    /// over and no connection is left, or at the deadline, `then` runs and
+    /// what is left is closed.
+    Drain {
+        drain: BoxFuture<'a, usize>,
+        deadline: Duration,
+        then: Box<dyn FnOnce() + Send + 'a>,
+    },
+}
+
 /// Serves `router` on `listener` until `shutdown` completes (or forever).
 pub(crate) async fn serve(
     listener: TcpListener,
     router: Router,
     limits: ConnLimits,
     shutdown: impl Future<Output = ()>,
-    on_stop: impl FnOnce(),
+    stop: Stop<'_>,
 ) -> std::io::Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut connections = JoinSet::new();
@@ -60,22 +77,60 @@ pub(crate) async fn serve(
     }
 
     drop(listener);
-    on_stop();
-    let _ = stop_tx.send(true);
-    let grace = tokio::time::sleep(limits.shutdown_grace);
-    let mut grace = std::pin::pin!(grace);
-    loop {
-        tokio::select! {
-            next = connections.join_next() => if next.is_none() { break },
-            () = &mut grace => {
-                tracing::debug!(left = connections.len(), "closing the connections left after the grace period");
-                connections.abort_all();
-                while connections.join_next().await.is_some() {}
-                break;
+    match stop {
+        Stop::Now(on_stop) => {
+            on_stop();
+            let _ = stop_tx.send(true);
+            finish(&mut connections, limits.shutdown_grace).await;
+        }
+        Stop::Drain {
+            mut drain,
+            deadline,
+            then,
+        } => {
+            let started = tokio::time::Instant::now();
+            let _ = stop_tx.send(true);
+            // The drain is bounded by the same deadline; connections are
+            // reaped meanwhile.
+            loop {
+                tokio::select! {
+                    _ = &mut drain => break,
+                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                }
             }
+            let left = deadline.saturating_sub(started.elapsed());
+            // The answers of the last calls go out on their connections.
+            wait_for(&mut connections, left.min(limits.shutdown_grace)).await;
+            then();
+            finish(&mut connections, Duration::ZERO).await;
         }
     }
     Ok(())
+}
+
+/// Waits up to `grace` for the connections to end.
+async fn wait_for(connections: &mut JoinSet<()>, grace: Duration) {
+    let grace = tokio::time::sleep(grace);
+    let mut grace = std::pin::pin!(grace);
+    loop {
+        tokio::select! {
+            next = connections.join_next() => if next.is_none() { return },
+            () = &mut grace => return,
+        }
+    }
+}
+
+/// Waits up to `grace` for the connections to end, then closes those left.
+async fn finish(connections: &mut JoinSet<()>, grace: Duration) {
+    wait_for(connections, grace).await;
+    if !connections.is_empty() {
+        tracing::debug!(
+            left = connections.len(),
+            "closing the connections left after the grace period"
+        );
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
 }
 
 /// One connection: served until it ends, or asked to finish when `stop`

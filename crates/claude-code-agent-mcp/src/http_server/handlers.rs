@@ -53,10 +53,14 @@ pub(crate) async fn endpoint(
         }
     };
     match method {
-        Method::POST => match read_body(body, config).await {
-            Ok(body) => post(&shared, &headers, body, access).await,
-            Err(refused) => refused,
-        },
+        Method::POST => {
+            // Running until answered (a graceful drain waits for it).
+            let _running = shared.drain.running();
+            match read_body(body, config).await {
+                Ok(body) => post(&shared, &headers, body, access).await,
+                Err(refused) => refused,
+            }
+        }
         Method::GET => get(&shared, &headers, access.as_ref()).await,
         Method::DELETE => delete(&shared, &headers, access.as_ref()).await,
         _ => {
@@ -366,11 +370,13 @@ async fn post(
     });
     stream_ctx.watch.clone_from(&watch);
     let keep_alive = shared.config.keep_alive;
+    let running = shared.drain.running();
     let shared = Arc::clone(shared);
     let hub = Arc::clone(&http.hub);
     let task = tokio::spawn({
         let watch = watch.clone();
         async move {
+            let _running = running;
             let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
             if watch.as_ref().is_none_or(|w| w.settle()) {
                 if let Some(reply) = reply {
@@ -434,6 +440,9 @@ async fn initialize(
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
     let id = message.get("id").cloned().unwrap_or(Value::Null);
+    if shared.drain.is_draining() {
+        return super::drain::refused(&id, "new session");
+    }
     let Some(http) = shared.sessions.create(&shared.config) else {
         return too_many_sessions(&id);
     };
@@ -493,6 +502,10 @@ async fn get(
         return r;
     }
     let last = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    // Draining: only the stream of a call running here may be resumed.
+    if shared.drain.is_draining() && !last.is_some_and(|id| http.hub.answers_a_request(id)) {
+        return super::drain::refused(&Value::Null, "GET stream");
+    }
     let rx = match (last.and_then(|id| http.hub.resume(id)), last) {
         (Some(rx), _) => rx,
         (None, last) => match &shared.config.event_store {
@@ -503,6 +516,11 @@ async fn get(
             },
         },
     };
+    // A drain that began meanwhile has not seen this GET stream: it ends
+    // here (the drain flags first, then ends the streams it finds).
+    if shared.drain.is_draining() {
+        http.hub.end_standalone();
+    }
     sse_response(
         rx,
         &http.hub,

@@ -27,6 +27,11 @@
 //!   (an id and a `retry` delay).
 //! * **DELETE** ends the session (200).
 //!
+//! Stopping: [`StreamableHttpService::serve_with_drain`] stops gracefully
+//! (no new session, the calls running finish, within a deadline: what a
+//! replica does on SIGTERM); `serve_with_shutdown` ends every session at
+//! once.
+//!
 //! Secure by default: `Host` and `Origin` must name the local machine
 //! (403 otherwise; DNS-rebinding protection), an optional bearer token
 //! (401 with `WWW-Authenticate`), bodies over the cap get 413, an
@@ -68,6 +73,7 @@
 mod auth;
 mod config;
 mod conn;
+mod drain;
 mod guard;
 mod handlers;
 mod hub;
@@ -102,6 +108,8 @@ pub(crate) struct EndpointState {
     handler: Arc<dyn Handler>,
     config: StreamableHttpConfig,
     sessions: SessionTable,
+    /// Whether it drains, and the requests running.
+    drain: Arc<drain::Drain>,
 }
 
 impl Drop for EndpointState {
@@ -126,6 +134,7 @@ impl StreamableHttpService {
             shared: Arc::new(EndpointState {
                 handler: Arc::new(handler),
                 sessions: SessionTable::new(config.idle_timeout),
+                drain: drain::Drain::new(),
                 config,
             }),
         }
@@ -163,6 +172,35 @@ impl StreamableHttpService {
         self.shared.sessions.len()
     }
 
+    /// Drains the service, gracefully, for a restart or a deploy: from now
+    /// on it opens no session (`initialize` gets a `503` whose JSON-RPC
+    /// error carries `data.retryable: true`: nothing was done, try again
+    /// elsewhere) and no GET stream; the GET streams open end (their
+    /// clients reconnect, through a load balancer to another replica: with
+    /// an event store, resuming with `Last-Event-ID`); the calls running go
+    /// on. Returns once none runs (their answers written: stored, with an
+    /// event store) or `timeout` passed: how many still run (0: all done).
+    ///
+    /// The sessions live on until the service is dropped (or
+    /// [`serve_with_drain`](Self::serve_with_drain) ends them): requests
+    /// that reach it meanwhile are served. With an event store, their
+    /// records stay there, so any other replica takes each over at its
+    /// next request, and a call still running when the service stops ends
+    /// for its client, resuming elsewhere, with the retryable error of a
+    /// replica that stopped (docs/deployment.md). Without one, they end
+    /// with the process.
+    ///
+    /// [`serve_with_drain`](Self::serve_with_drain) does all of it; call
+    /// this yourself when you serve [`router`](Self::router) on your own
+    /// server: stop routing to it (close its listener), drain, then shut
+    /// the server down.
+    pub async fn drain(&self, timeout: std::time::Duration) -> usize {
+        self.shared
+            .drain
+            .drain(&self.shared.sessions, timeout)
+            .await
+    }
+
     /// Serves on `listener` until the process ends (or the future is dropped,
     /// which closes every connection). Each connection is an HTTP/1.1
     /// connection with `TCP_NODELAY` whose request headers must arrive within
@@ -188,10 +226,60 @@ impl StreamableHttpService {
             shutdown_grace: self.shared.config.shutdown_grace,
         };
         let sessions = &self.shared.sessions;
-        conn::serve(listener, self.router(), limits, shutdown, || {
-            sessions.clear()
-        })
-        .await
+        let stop = conn::Stop::Now(Box::new(|| sessions.clear()));
+        conn::serve(listener, self.router(), limits, shutdown, stop).await
+    }
+
+    /// Serves on `listener` until `shutdown` completes, then stops
+    /// gracefully, within
+    /// [`drain_timeout`](StreamableHttpConfig::drain_timeout) (30 s by
+    /// default): what a replica behind a load balancer should do on
+    /// SIGTERM, so that a restart or a deploy fails no call.
+    ///
+    /// 1. The listener closes: no new connection (a load balancer's health
+    ///    check sees it, and sends the replica's sessions elsewhere: with an
+    ///    event store, another replica takes each over).
+    /// 2. Each connection finishes the request it is serving, and closes.
+    /// 3. [`drain`](Self::drain): no new session or GET stream, the GET
+    ///    streams end, and the calls running finish.
+    /// 4. Once they have (and their connections closed), or at the
+    ///    deadline, the sessions end (a call still running is cancelled;
+    ///    with an event store its client gets the retryable error through
+    ///    another replica) and the connections left are closed.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use claude_code_agent_mcp::Server;
+    /// use claude_code_agent_mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+    ///
+    /// # async fn run(server: Server, sigterm: tokio::sync::oneshot::Receiver<()>) -> std::io::Result<()> {
+    /// // `sigterm`: any future; with tokio's `signal` feature,
+    /// // `async move { signal(SignalKind::terminate())?.recv().await }`.
+    /// let config = StreamableHttpConfig::default().drain_timeout(Duration::from_secs(20));
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// StreamableHttpService::new(server, config)
+    ///     .serve_with_drain(listener, async move { let _ = sigterm.await; })
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn serve_with_drain(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let config = &self.shared.config;
+        let limits = conn::ConnLimits {
+            header_read_timeout: config.request_read_timeout,
+            shutdown_grace: config.shutdown_grace,
+        };
+        let timeout = config.drain_timeout;
+        let sessions = &self.shared.sessions;
+        let stop = conn::Stop::Drain {
+            drain: Box::pin(self.drain(timeout)),
+            deadline: timeout,
+            then: Box::new(|| sessions.clear()),
+        };
+        conn::serve(listener, self.router(), limits, shutdown, stop).await
     }
 }
 

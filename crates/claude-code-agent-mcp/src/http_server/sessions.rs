@@ -345,6 +345,13 @@ impl SessionTable {
         self.inner.lock().len()
     }
 
+    /// Ends the response of every session's GET stream (its client
+    /// reconnects); the sessions go on. How many ended.
+    pub(crate) fn end_get_streams(&self) -> usize {
+        let all: Vec<Arc<HttpSession>> = self.inner.lock().values().cloned().collect();
+        all.iter().filter(|s| s.hub.end_standalone()).count()
+    }
+
     /// Ends every session.
     pub(crate) fn clear(&self) {
         let all: Vec<Arc<HttpSession>> = self.inner.lock().drain().map(|(_, s)| s).collect();

@@ -194,7 +194,10 @@ pub(crate) async fn post(
     let handler = Arc::clone(&shared.handler);
     let watched = message.get("method").and_then(Value::as_str) == Some("tools/call")
         && watchdog::can_watch();
+    // Running until answered (a graceful drain waits for it).
+    let running = shared.drain.running();
     tokio::spawn(async move {
+        let _running = running;
         let reply = async move {
             if watched {
                 // A handler that blocks its thread is answered on time all

@@ -174,6 +174,8 @@ struct Stream {
     /// Finished, and its last response read it all to the end: kept only
     /// while it is among the last `DELIVERED_KEPT` such streams.
     delivered: bool,
+    /// A GET stream (it answers no request).
+    get: bool,
 }
 
 #[cfg(test)]
@@ -339,6 +341,9 @@ impl Hub {
         let backlog: Vec<Bytes> = {
             let mut state = self.lock();
             state.standalone = Some(id);
+            if let Some(stream) = state.streams.get_mut(id) {
+                stream.get = true;
+            }
             state.backlog_bytes = 0;
             state.backlog.drain(..).collect()
         };
@@ -584,6 +589,31 @@ impl Hub {
             s.whole = false;
             s.tx.take().is_some()
         })
+    }
+
+    /// Ends the responses of the GET streams still attached (the one in
+    /// use, and any older one whose client has not let go): their clients
+    /// reconnect with `Last-Event-ID` (elsewhere, while the service
+    /// drains); what comes meanwhile waits as when no GET stream is open.
+    /// Whether one was attached.
+    pub(crate) fn end_standalone(&self) -> bool {
+        let mut state = self.lock();
+        let mut ended = false;
+        for (_, stream) in state.streams.iter_mut().filter(|(_, s)| s.get) {
+            stream.whole = false;
+            ended |= stream.tx.take().is_some();
+        }
+        ended
+    }
+
+    /// Whether `last_event_id` names a stream here that answers a request
+    /// (not a GET stream).
+    pub(crate) fn answers_a_request(&self, last_event_id: &str) -> bool {
+        let stream = last_event_id.trim().split_once('-');
+        let Some(id) = stream.and_then(|(s, _)| s.parse::<u64>().ok()) else {
+            return false;
+        };
+        self.lock().streams.get(id).is_some_and(|s| !s.get)
     }
 
     /// Resumes after `last_event_id` (`<stream>-<seq>`): replays what came
