@@ -30,6 +30,19 @@ struct Probes {
     chatty_done: Arc<tokio::sync::Notify>,
 }
 
+impl Probes {
+    /// Whether a `gate` call has ended, or does within 5 s.
+    async fn gate_ends(&self) -> bool {
+        for _ in 0..250 {
+            if self.gate_ended.load(Ordering::SeqCst) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        false
+    }
+}
+
 /// Sets its flag when dropped.
 struct SetOnDrop(Arc<AtomicBool>);
 
@@ -48,7 +61,20 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// How a test's service is served.
+#[derive(Clone, Copy, PartialEq)]
+enum Serve {
+    /// `serve_with_shutdown`.
+    Shutdown,
+    /// `serve_with_drain`.
+    Drain,
+}
+
 async fn start(config: StreamableHttpConfig) -> Running {
+    start_as(config, Serve::Shutdown).await
+}
+
+async fn start_as(config: StreamableHttpConfig, serve: Serve) -> Running {
     let probes = Probes {
         gate: Arc::new(Semaphore::new(0)),
         gate_ended: Arc::new(AtomicBool::new(false)),
@@ -99,7 +125,10 @@ async fn start(config: StreamableHttpConfig) -> Running {
     let service = StreamableHttpService::new(server, config);
     let stop = shutdown.clone().cancelled_owned();
     let task = tokio::spawn(async move {
-        let _ = service.serve_with_shutdown(listener, stop).await;
+        let _ = match serve {
+            Serve::Shutdown => service.serve_with_shutdown(listener, stop).await,
+            Serve::Drain => service.serve_with_drain(listener, stop).await,
+        };
     });
     Running {
         url: format!("http://{addr}/mcp"),
@@ -131,12 +160,22 @@ impl Running {
     }
 
     fn resume(&self, sid: &str, last_event_id: &str) -> reqwest::RequestBuilder {
-        self.http
-            .get(&self.url)
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", sid)
-            .header("mcp-protocol-version", "2025-11-25")
-            .header("last-event-id", last_event_id)
+        http_session::get(&self.http, &self.url, sid, Some(last_event_id))
+    }
+
+    /// Opens the session's GET stream (its priming event read).
+    async fn listen(&self, sid: &str) -> Events {
+        let get = http_session::get(&self.http, &self.url, sid, None);
+        let mut listening = Events::new(get.send().await.unwrap());
+        assert!(listening.next().await.is_some(), "the priming event");
+        listening
+    }
+
+    /// Calls `tool` with an SSE answer: its stream, the priming event read.
+    async fn calling(&self, sid: &str, id: u64, tool: &str) -> Events {
+        let mut calling = Events::new(self.call(sid, id, tool).send().await.unwrap());
+        assert!(calling.next().await.is_some(), "the priming event");
+        calling
     }
 
     /// Stops the service and checks that only the test's own work is left.
@@ -292,19 +331,8 @@ async fn shutdown_ends_open_streams_running_calls_and_stalled_connections() {
     let baseline = Baseline::now();
     let t = start(StreamableHttpConfig::default().shutdown_grace(Duration::from_millis(500))).await;
     let sid = t.initialize().await;
-    let get = t
-        .http
-        .get(&t.url)
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &sid)
-        .header("mcp-protocol-version", "2025-11-25")
-        .send()
-        .await
-        .unwrap();
-    let mut listening = Events::new(get);
-    assert!(listening.next().await.is_some(), "the priming event");
-    let mut calling = Events::new(t.call(&sid, 9, "gate").send().await.unwrap());
-    assert!(calling.next().await.is_some(), "the priming event");
+    let mut listening = t.listen(&sid).await;
+    let mut calling = t.calling(&sid, 9, "gate").await;
     let mut stalled = tokio::net::TcpStream::connect(t.addr).await.unwrap();
     stalled
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99\r\n\r\n{")
@@ -322,19 +350,168 @@ async fn shutdown_ends_open_streams_running_calls_and_stalled_connections() {
         bounded(calling.next()).await.is_none(),
         "the call's stream ended"
     );
-    for _ in 0..250 {
-        if t.probes.gate_ended.load(Ordering::SeqCst) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(
-        t.probes.gate_ended.load(Ordering::SeqCst),
-        "the call was cancelled"
-    );
+    assert!(t.probes.gate_ends().await, "the call was cancelled");
     // The stalled request holds its connection until the grace period ends.
     let took = started.elapsed();
     assert!(took < Duration::from_secs(3), "shutting down took {took:?}");
     drop((listening, calling, stalled, t.http));
     baseline.settled("the service").await;
+}
+
+/// A graceful drain (`serve_with_drain`, as on SIGTERM): new connections
+/// are refused, the GET stream ends at once (its client reconnects
+/// elsewhere), the call running goes on and its client gets its answer;
+/// then the service stops, long before the drain's deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_lets_the_running_call_answer_and_takes_nothing_new() {
+    let baseline = Baseline::now();
+    let config = StreamableHttpConfig::default().drain_timeout(Duration::from_secs(20));
+    let t = start_as(config, Serve::Drain).await;
+    let sid = t.initialize().await;
+    let mut listening = t.listen(&sid).await;
+    let mut calling = t.calling(&sid, 9, "gate").await;
+
+    let started = std::time::Instant::now();
+    t.shutdown.cancel();
+    assert!(
+        bounded(listening.next()).await.is_none(),
+        "the GET stream ended"
+    );
+    let refused = tokio::net::TcpStream::connect(t.addr).await;
+    assert!(refused.is_err(), "no new connection");
+    assert!(
+        !t.probes.gate_ended.load(Ordering::SeqCst),
+        "the call still runs"
+    );
+    t.probes.gate.add_permits(1);
+    let answer = bounded(calling.next()).await.expect("the answer");
+    let reply = answer.message.expect("a message");
+    assert_eq!(reply["result"]["content"][0]["text"], "opened", "{reply}");
+    assert!(
+        bounded(calling.next()).await.is_none(),
+        "then the stream ends"
+    );
+    bounded(t.task).await.unwrap();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(10), "draining took {took:?}");
+    drop((listening, calling, t.http));
+    baseline.settled("the service").await;
+}
+
+/// A call still running at the drain's deadline is cancelled, and the
+/// service stops then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_ends_at_its_deadline() {
+    let baseline = Baseline::now();
+    let config = StreamableHttpConfig::default().drain_timeout(Duration::from_millis(300));
+    let t = start_as(config, Serve::Drain).await;
+    let sid = t.initialize().await;
+    let mut calling = t.calling(&sid, 9, "gate").await;
+    let started = std::time::Instant::now();
+    t.shutdown.cancel();
+    bounded(t.task).await.unwrap();
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "stopped after {took:?}"
+    );
+    assert!(bounded(calling.next()).await.is_none(), "its stream ended");
+    assert!(t.probes.gate_ends().await, "the call was cancelled");
+    drop((calling, t.http));
+    baseline.settled("the service").await;
+}
+
+/// `drain` on a service mounted in the caller's own server: while it
+/// drains, a new session and a GET stream are refused with a 503 whose
+/// error says to try again (it was not acted on), requests of a session
+/// are served, and it returns once the running call has answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drain_refuses_new_sessions_and_waits_for_the_running_calls() {
+    let gate = Arc::new(Semaphore::new(0));
+    let opened = gate.clone();
+    let server = Server::builder("drained", "1")
+        .tool(
+            Tool::new(
+                "gate",
+                "returns once the test opens the gate",
+                move |_: Value| {
+                    let gate = opened.clone();
+                    async move {
+                        gate.acquire().await.unwrap().forget();
+                        "opened"
+                    }
+                },
+            )
+            .input_schema(json!({"type":"object"})),
+        )
+        .build();
+    let service = StreamableHttpService::new(server, StreamableHttpConfig::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let router = service.router();
+    let serving = tokio::spawn(async move { axum::serve(listener, router).await });
+    let http = reqwest::Client::new();
+    let sid = http_session::initialize(&http, &url, json!({})).await;
+    let call = json!({"jsonrpc":"2.0","id":3,"method":"tools/call",
+        "params":{"name":"gate","arguments":{}}});
+    let mut calling = Events::new(
+        http_session::post(&http, &url, Some(&sid), &call)
+            .send()
+            .await
+            .unwrap(),
+    );
+    assert!(calling.next().await.is_some(), "the priming event");
+
+    let draining = tokio::spawn({
+        let service = service.clone();
+        async move { service.drain(Duration::from_secs(20)).await }
+    });
+    // Refused: a new session, and a GET stream.
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",
+        "capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+    let refused = loop {
+        let r = http_session::post(&http, &url, None, &init)
+            .send()
+            .await
+            .unwrap();
+        if r.status() == reqwest::StatusCode::SERVICE_UNAVAILABLE {
+            break r;
+        }
+        assert!(!draining.is_finished(), "the drain waits for the call");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["id"], 0, "{body}");
+    assert_eq!(body["error"]["data"]["retryable"], true, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("shutting down"),
+        "{body}"
+    );
+    let get = http_session::get(&http, &url, &sid, None).send().await;
+    assert_eq!(
+        get.unwrap().status(),
+        reqwest::StatusCode::SERVICE_UNAVAILABLE
+    );
+    // The session's other requests are served.
+    let list = json!({"jsonrpc":"2.0","id":4,"method":"tools/list"});
+    let listed: Value = http_session::post(&http, &url, Some(&sid), &list)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed["result"]["tools"][0]["name"], "gate", "{listed}");
+
+    gate.add_permits(1);
+    let answer = bounded(calling.next()).await.expect("the answer");
+    assert_eq!(
+        answer.message.unwrap()["result"]["content"][0]["text"],
+        "opened"
+    );
+    assert_eq!(bounded(draining).await.unwrap(), 0, "nothing left running");
+    serving.abort();
 }

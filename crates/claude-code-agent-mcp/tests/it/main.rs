@@ -22,6 +22,8 @@ mod client_http;
 mod client_http_faults;
 #[cfg(feature = "http-client")]
 mod client_http_get_stream;
+#[cfg(feature = "http-client")]
+mod client_http_retry;
 #[cfg(all(feature = "http-client", feature = "http-server"))]
 mod client_http_session;
 mod client_in_process;
@@ -60,6 +62,8 @@ mod interop_ts_client;
 mod interop_ts_server;
 mod list_changed;
 mod messages;
+#[cfg(all(feature = "redis", feature = "http-client", unix))]
+mod no_lost_calls;
 #[cfg(all(feature = "oauth-client", feature = "oauth-server"))]
 mod oauth_client;
 #[cfg(feature = "oauth-server")]

@@ -67,7 +67,7 @@ async fn wait_for_port(port: u16, what: &str) {
 }
 
 /// A process of the test, killed (SIGKILL) when dropped.
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 
 impl Proc {
     fn spawn(cmd: &mut Command) -> Self {
@@ -80,12 +80,28 @@ impl Proc {
     }
 
     /// `kill -9`, and waits for it to be gone.
-    async fn kill(mut self) {
+    pub(crate) async fn kill(mut self) {
         self.0.kill().await.unwrap();
+    }
+
+    /// SIGTERM, then waits for it to exit (at most `within`, then
+    /// `kill -9`): whether it exited on its own, and when.
+    pub(crate) async fn terminate(mut self, within: Duration) -> (bool, Duration) {
+        let pid = self.0.id().expect("running") as i32;
+        let asked = Instant::now();
+        // SAFETY: signals the child this test started and has not reaped.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        match tokio::time::timeout(within, self.0.wait()).await {
+            Ok(status) => (status.unwrap().success(), asked.elapsed()),
+            Err(_) => {
+                self.0.kill().await.unwrap();
+                (false, asked.elapsed())
+            }
+        }
     }
 }
 
-struct Services {
+pub(crate) struct Services {
     haproxy: PathBuf,
     nginx: PathBuf,
     redis: PathBuf,
@@ -116,7 +132,7 @@ impl Drop for Scratch {
 }
 
 impl Services {
-    fn find(test: &str) -> Option<Self> {
+    pub(crate) fn find(test: &str) -> Option<Self> {
         Some(Self {
             haproxy: program("haproxy", test)?,
             nginx: program("nginx", test)?,
@@ -204,7 +220,7 @@ impl Services {
 /// A replica (devtools `replica`): the calculator named `name`, plus
 /// `whoami`; with `redis`, sharing its sessions there; with `prefixed`, its
 /// session ids start with `<name>.` (the nginx configuration routes by it).
-async fn replica(port: u16, name: &str, redis: Option<u16>, prefixed: bool) -> Proc {
+pub(crate) async fn replica(port: u16, name: &str, redis: Option<u16>, prefixed: bool) -> Proc {
     let mut cmd = Command::new(devtool("replica"));
     cmd.args(["--port", &port.to_string(), "--name", name])
         .stdout(Stdio::piped());
@@ -365,25 +381,25 @@ async fn calls(client: Arc<McpClient>, seen: Seen, who: usize, stop: Instant) ->
 
 /// The balancer in front, with its configuration of `docs/deploy/`.
 #[derive(Clone, Copy, PartialEq)]
-enum Balancer {
+pub(crate) enum Balancer {
     Haproxy,
     /// Routes by session-id prefix: the replicas are given theirs.
     Nginx,
 }
 
 /// The deployment under test: three replicas, their store, the balancer.
-struct Deployment {
-    ports: [u16; 3],
-    replicas: Vec<Option<Proc>>,
+pub(crate) struct Deployment {
+    pub(crate) ports: [u16; 3],
+    pub(crate) replicas: Vec<Option<Proc>>,
     /// Redis' port and process, with a store.
-    redis: Option<(u16, Proc)>,
+    pub(crate) redis: Option<(u16, Proc)>,
     prefixed: bool,
-    url: String,
+    pub(crate) url: String,
     _balancer: Proc,
 }
 
 impl Deployment {
-    async fn start(services: &Services, balancer: Balancer, store: bool) -> Self {
+    pub(crate) async fn start(services: &Services, balancer: Balancer, store: bool) -> Self {
         let redis = match store {
             true => {
                 let port = free_port();

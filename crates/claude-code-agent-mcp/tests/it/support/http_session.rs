@@ -20,6 +20,19 @@ pub fn post(http: &Client, url: &str, session: Option<&str>, body: &Value) -> Re
     r
 }
 
+/// A GET of `session`'s stream at `url` (resuming after `last_event_id`).
+pub fn get(http: &Client, url: &str, session: &str, last_event_id: Option<&str>) -> RequestBuilder {
+    let r = http
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25");
+    match last_event_id {
+        Some(id) => r.header("last-event-id", id),
+        None => r,
+    }
+}
+
 /// `initialize` (declaring `capabilities`) and `notifications/initialized`;
 /// checks the answers and returns the session id.
 pub async fn initialize(http: &Client, url: &str, capabilities: Value) -> String {
