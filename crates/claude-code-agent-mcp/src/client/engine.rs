@@ -300,8 +300,10 @@ impl Inner {
             return Err(self.closed_error());
         }
         let policy = self.options.retry;
-        let repeatable =
-            policy.retries() > 0 && !options.unbounded && self.repeatable(method, params.as_ref());
+        let repeatable = policy.retries() > 0
+            && !options.unbounded
+            && self.transport.resends_lost_requests()
+            && self.repeatable(method, params.as_ref());
         let limits = Limits {
             timeout: options.timeout.unwrap_or(self.options.request_timeout),
             cap: options.max_total_timeout,

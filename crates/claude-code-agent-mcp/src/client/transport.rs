@@ -218,4 +218,13 @@ pub trait Transport: Send + Sync + 'static {
     /// Told the negotiated protocol version after the handshake (HTTP sends
     /// it as `MCP-Protocol-Version`).
     fn set_protocol_version(&self, _version: &str) {}
+
+    /// Whether a request whose answer this transport lost (an error with
+    /// [`is_interrupted`](super::Error::is_interrupted)) may be sent again,
+    /// as the client's [`RetryPolicy`](super::RetryPolicy) allows: HTTP,
+    /// where another replica can take the session over. The client keeps a
+    /// copy of a request only for a transport that says so.
+    fn resends_lost_requests(&self) -> bool {
+        false
+    }
 }

@@ -439,6 +439,10 @@ impl Transport for HttpTransport {
         true
     }
 
+    fn resends_lost_requests(&self) -> bool {
+        true
+    }
+
     fn set_protocol_version(&self, version: &str) {
         *lock(&self.shared.protocol_version) = Some(version.to_owned());
     }
