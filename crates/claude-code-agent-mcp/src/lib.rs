@@ -10,14 +10,24 @@
 //!   over Streamable HTTP, as an axum router or on its own;
 #![cfg_attr(feature = "http-server", doc = "  see [`http_server`];")]
 //! * [`client`] — an MCP client over in-process, stdio and (feature
-//!   `http-client`, on by default) Streamable HTTP transports.
+//!   `http-client`, on by default) Streamable HTTP transports;
+//! * `trace_context` — (feature `opentelemetry`) W3C trace context carried
+//!   with each request (SEP-414), so that a served request's span is a
+//!   child of the caller's.
+#![cfg_attr(feature = "opentelemetry", doc = "  See [`trace_context`].")]
+//!
+//! Every request the client sends and every request a server serves runs
+//! in a `tracing` span (`mcp.client.request`, `mcp.server.request`, at
+//! level INFO) named and attributed as OpenTelemetry's MCP conventions
+//! say; without a subscriber that wants them they cost nothing.
 //!
 //! Features: `http-client` and `http-server` (on by default; without
 //! default features the crate compiles none of the HTTP stack); off by
 //! default: `oauth-client` (the HTTP client reaches servers behind OAuth
 //! 2.1), `oauth-server` (the HTTP server as an OAuth protected resource),
 //! `redis` (an event store in Redis for replicas of the HTTP server),
-//! `rmcp` (an rmcp `ServerHandler` as a [`Handler`]) and `jsonschema` (tool
+//! `rmcp` (an rmcp `ServerHandler` as a [`Handler`]), `opentelemetry`
+//! (trace context across MCP, on `tracing-opentelemetry`) and `jsonschema` (tool
 //! arguments are validated by a built-in JSON Schema checker; this adds the
 //! `jsonschema` crate for the schemas it leaves aside: draft 4, a `$ref` to
 //! another document or to a meta-schema, patterns with Unicode classes or
@@ -76,6 +86,9 @@ pub mod jsonrpc;
 #[cfg(feature = "rmcp")]
 pub mod rmcp_server;
 pub mod server;
+mod spans;
+#[cfg(feature = "opentelemetry")]
+pub mod trace_context;
 mod transport;
 pub mod types;
 

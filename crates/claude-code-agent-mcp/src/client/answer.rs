@@ -33,6 +33,22 @@ impl Answer {
         }
     }
 
+    /// Whether the result is a tool's with `isError` (read for a span:
+    /// only when one is recorded).
+    pub(crate) fn is_tool_error(&self) -> bool {
+        #[derive(Deserialize)]
+        struct IsError {
+            #[serde(rename = "isError", default)]
+            is_error: bool,
+        }
+        match self {
+            Self::Value(value) => value.get("isError") == Some(&Value::Bool(true)),
+            Self::Text(text) => {
+                serde_json::from_str::<IsError>(text.get()).is_ok_and(|r| r.is_error)
+            }
+        }
+    }
+
     /// The result decoded as the answer to `method`.
     pub(crate) fn decode<T: DeserializeOwned>(self, method: &str) -> Result<T, Error> {
         match self {

@@ -12,6 +12,7 @@ use futures::future::{AbortHandle, Abortable};
 use serde_json::{Map, Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 mod direct;
 
@@ -24,6 +25,7 @@ use super::options::{ClientOptions, RequestOptions};
 use super::transport::{Inbox, SendOptions, Transport, TransportEvent};
 use super::{Error, ServerNotification, ServerState};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
+use crate::spans::{self, Peer};
 use crate::transport::budget::{Budget, Charge};
 use crate::transport::mcp_headers::ParamHeaders;
 use crate::transport::{RegisterError, RequestTable};
@@ -82,6 +84,8 @@ pub(crate) struct Inner {
     /// Cancelled when the client closes: what a direct call in flight
     /// fails on (the others fail through the request table).
     pub(crate) closing: CancellationToken,
+    /// Where the requests go, as their spans say.
+    peer: Peer,
     /// Where [`McpClient::notifications`](super::McpClient::notifications)
     /// streams subscribe; `None` once closed (the streams end).
     notifications: Mutex<Option<broadcast::Sender<Heard>>>,
@@ -110,9 +114,11 @@ impl Inner {
         transport: Arc<dyn Transport>,
         options: ClientOptions,
         direct: Option<InProcessTransport>,
+        peer: Peer,
     ) -> Result<Arc<Self>, Error> {
         let options_budget = options.max_held_bytes;
         let inner = Arc::new(Self {
+            peer,
             capabilities: options.capabilities(),
             transport,
             options,
@@ -289,8 +295,50 @@ impl Inner {
         }
     }
 
+    /// The span of the request `id` to `target` (`spans::client`).
+    pub(crate) fn span(&self, target: spans::Target<'_>, id: &RequestId) -> Span {
+        let server = self.server.get();
+        spans::client(
+            target,
+            id,
+            &self.peer,
+            server
+                .and_then(|s| s.server_info.as_ref())
+                .map(|info| info.name.as_str()),
+            server.map(|s| s.protocol_version.as_str()),
+        )
+    }
+
+    /// Sends a request and waits for its answer, in the request's span.
     async fn exchange(
         self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Option<Value>,
+        options: RequestOptions,
+    ) -> Result<Answer, Error> {
+        let tool_call = method == "tools/call";
+        let span = self.span(spans::Target::of(method, params.as_ref()), &id);
+        if span.is_disabled() {
+            return self.exchange_in(&span, id, method, params, options).await;
+        }
+        let outcome = self
+            .exchange_in(&span, id, method, params, options)
+            .instrument(span.clone())
+            .await;
+        match &outcome {
+            Ok(answer) if tool_call && answer.is_tool_error() => {
+                spans::outcome(&span, spans::Outcome::ToolError);
+            }
+            Ok(_) => spans::outcome(&span, spans::Outcome::Ok),
+            Err(error) => failed(&span, error),
+        }
+        outcome
+    }
+
+    async fn exchange_in(
+        self: &Arc<Self>,
+        span: &Span,
         id: RequestId,
         method: &str,
         params: Option<Value>,
@@ -320,6 +368,16 @@ impl Inner {
         });
         let seen = progress.as_ref().map(|p| Arc::clone(&p.seen));
         let params = self.with_meta(params, meta);
+        // The request's trace context goes with it (a `traceparent` the
+        // caller put in `_meta` wins).
+        #[cfg(feature = "opentelemetry")]
+        let params = {
+            let mut params = params;
+            crate::trace_context::inject(span, &mut params);
+            params
+        };
+        #[cfg(not(feature = "opentelemetry"))]
+        let _ = span;
         let rx = self.register(&id, progress.as_ref())?;
         let mut guard = Abandon {
             inner: self,
@@ -674,6 +732,30 @@ impl Inner {
         };
         runtime.spawn(Abortable::new(answer, registration));
     }
+}
+
+/// Records on `span` a request that failed with `error`: the server's
+/// JSON-RPC error, or no answer (`error.type` is the [`ErrorKind`](super::ErrorKind)).
+pub(crate) fn failed(span: &Span, error: &Error) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Some(e) = error.jsonrpc_error() {
+        let outcome = spans::Outcome::Error {
+            code: e.code,
+            message: &e.message,
+        };
+        return spans::outcome(span, outcome);
+    }
+    let kind = format!("{:?}", error.kind());
+    let message = error.to_string();
+    spans::outcome(
+        span,
+        spans::Outcome::Failed {
+            kind: &kind,
+            message: &message,
+        },
+    );
 }
 
 /// Cleans up a request whose future ended without its response: forgets

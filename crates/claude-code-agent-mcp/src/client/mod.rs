@@ -102,6 +102,7 @@ pub use subscription::Subscription;
 pub use tasks::DEFAULT_TASK_POLL_INTERVAL;
 pub use transport::{Inbox, SendOptions, Transport, TransportEvent};
 
+use crate::spans::Peer;
 use crate::types::Implementation;
 use engine::Inner;
 pub use engine::NOTIFICATION_BUFFER;
@@ -134,11 +135,13 @@ impl McpClient {
     /// Connects over `transport` and performs the handshake.
     pub async fn connect(transport: impl Transport, options: ClientOptions) -> Result<Self, Error> {
         // In process to our Server, tool calls skip JSON-RPC.
-        let direct = (&transport as &dyn std::any::Any)
+        let any = &transport as &dyn std::any::Any;
+        let direct = any
             .downcast_ref::<InProcessTransport>()
             .filter(|t| t.is_direct())
             .cloned();
-        Self::start(Arc::new(transport), options, direct).await
+        let peer = peer_of(any);
+        Self::start(Arc::new(transport), options, direct, peer).await
     }
 
     /// [`connect`](Self::connect) with a shared transport.
@@ -146,15 +149,16 @@ impl McpClient {
         transport: Arc<dyn Transport>,
         options: ClientOptions,
     ) -> Result<Self, Error> {
-        Self::start(transport, options, None).await
+        Self::start(transport, options, None, Peer::default()).await
     }
 
     async fn start(
         transport: Arc<dyn Transport>,
         options: ClientOptions,
         direct: Option<InProcessTransport>,
+        peer: Peer,
     ) -> Result<Self, Error> {
-        let inner = Inner::start(transport, options, direct)?;
+        let inner = Inner::start(transport, options, direct, peer)?;
         let state = match handshake::handshake(&inner).await {
             Ok(state) => state,
             Err(e) => {
@@ -260,6 +264,35 @@ impl McpClient {
     ) -> Result<(), Error> {
         self.inner.notify(method, params).await
     }
+}
+
+/// Where a transport of ours goes, as the client's spans say
+/// (`spans::Peer`); nothing for a transport of the user's own.
+fn peer_of(transport: &dyn std::any::Any) -> Peer {
+    if transport.is::<InProcessTransport>() {
+        return Peer {
+            transport: Some("in_process"),
+            ..Peer::default()
+        };
+    }
+    if transport.is::<StdioTransport>() {
+        return Peer {
+            transport: Some("stdio"),
+            network: Some("pipe"),
+            ..Peer::default()
+        };
+    }
+    #[cfg(feature = "http-client")]
+    if let Some(http) = transport.downcast_ref::<HttpTransport>() {
+        let (address, port) = http.host_and_port();
+        return Peer {
+            transport: Some("http"),
+            network: Some("tcp"),
+            address,
+            port,
+        };
+    }
+    Peer::default()
 }
 
 impl std::fmt::Debug for McpClient {

@@ -204,14 +204,15 @@ pub(crate) async fn resource_metadata(State(shared): State<Arc<EndpointState>>) 
     }
 }
 
-/// `ctx` with the request's verified access token, if any, and the
-/// service's event store for its tasks.
+/// `ctx` with the request's verified access token, if any, the service's
+/// event store for its tasks, and the caller's trace context in `headers`.
 fn authorized(
     config: &StreamableHttpConfig,
+    headers: &HeaderMap,
     ctx: RequestContext,
     access: Option<&Arc<AccessToken>>,
 ) -> RequestContext {
-    let ctx = config.with_task_store(ctx);
+    let ctx = config.with_task_store(ctx).with_trace_headers(headers);
     match access {
         Some(token) => ctx.with_access_token(Arc::clone(token)),
         None => ctx,
@@ -287,7 +288,7 @@ async fn post(
     }
     if kind == Kind::Invalid {
         // Let the server word the complaint (it knows what is wrong).
-        let ctx = authorized(&shared.config, RequestContext::new(), access);
+        let ctx = authorized(&shared.config, headers, RequestContext::new(), access);
         let reply = answer(shared.handler.as_ref(), message, ctx).await;
         let reply = reply.unwrap_or_else(|| {
             jsonrpc::error_response(
@@ -307,7 +308,7 @@ async fn post(
         return stateless::post(shared, headers, message, access).await;
     }
     if method == "initialize" && session_header(headers).is_none() {
-        return initialize(shared, message, access).await;
+        return initialize(shared, headers, message, access).await;
     }
     let http = match existing_session(shared, headers, &id, access).await {
         Ok(s) => s,
@@ -318,6 +319,7 @@ async fn post(
     }
     let ctx = authorized(
         &shared.config,
+        headers,
         RequestContext::with_session(http.session.clone()),
         access,
     );
@@ -420,6 +422,7 @@ async fn batch(
     }
     let ctx = authorized(
         &shared.config,
+        headers,
         RequestContext::with_session(http.session.clone()),
         access,
     );
@@ -436,6 +439,7 @@ async fn batch(
 
 async fn initialize(
     shared: &Arc<EndpointState>,
+    headers: &HeaderMap,
     message: Value,
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
@@ -451,6 +455,7 @@ async fn initialize(
     }
     let ctx = authorized(
         &shared.config,
+        headers,
         RequestContext::with_session(http.session.clone()),
         access,
     );

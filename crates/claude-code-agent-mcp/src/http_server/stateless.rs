@@ -138,7 +138,10 @@ pub(crate) async fn post(
     access: Option<&Arc<AccessToken>>,
 ) -> Response {
     let context = || {
-        let ctx = shared.config.with_task_store(RequestContext::new());
+        let ctx = shared
+            .config
+            .with_task_store(RequestContext::new())
+            .with_trace_headers(headers);
         match access {
             Some(token) => ctx.with_access_token(Arc::clone(token)),
             None => ctx,

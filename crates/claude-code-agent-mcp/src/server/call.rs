@@ -18,6 +18,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
+use tracing::Instrument;
 
 use super::cap;
 use super::contain::{self, Deadline, Expiry, Failure, ProgressClock, Started};
@@ -29,6 +30,7 @@ use super::tool::TaskSupport;
 use super::watchdog::Timing;
 use super::{Registered, ServerInner};
 use crate::jsonrpc::{self, ErrorObject, METHOD_NOT_FOUND, RequestId};
+use crate::spans;
 use crate::types::{CallToolResult, json_type_name};
 
 /// A `tools/call` request, decoded once where it arrives: from JSON-RPC's
@@ -181,7 +183,8 @@ impl ToolCallText {
     }
 
     /// Runs the call on `server`, in `ctx`, as JSON-RPC dispatch runs a
-    /// `tools/call`: its reply.
+    /// `tools/call` (in a span of its own, as dispatch serves one): its
+    /// reply.
     pub async fn serve(self, server: &super::Server, ctx: RequestContext) -> ToolCallReply {
         let Self {
             id,
@@ -189,6 +192,14 @@ impl ToolCallText {
             arguments,
             meta,
         } = self;
+        let span = spans::served(
+            spans::Target::new("tools/call", Some(&name)),
+            &id,
+            &server.inner.name,
+            || ctx.session().and_then(Session::protocol_version),
+            meta.as_ref(),
+            ctx.remote(),
+        );
         let call = ToolCall {
             id: &id,
             name: Cow::Owned(name),
@@ -198,7 +209,10 @@ impl ToolCallText {
             request_state: None,
             as_task: false,
         };
-        let answer = run(&server.inner, call, Served::Connection(ctx)).await;
+        let answer = run(&server.inner, call, Served::Connection(ctx))
+            .instrument(span.clone())
+            .await;
+        spans::outcome(&span, outcome(&answer));
         ToolCallReply { id, answer }
     }
 }
@@ -237,11 +251,69 @@ pub(crate) enum Served {
     Stateless(RequestContext),
 }
 
+impl Served {
+    fn context(&self) -> &RequestContext {
+        match self {
+            Self::Connection(ctx) | Self::Stateless(ctx) => ctx,
+        }
+    }
+}
+
 /// What a call answers: its result (a tool's failure is an `isError`
 /// result), or a JSON-RPC error (an unknown tool, arguments that are no
 /// object, a stateless `_meta` that fails its check, a panic in the
 /// server's own code).
 pub(crate) type Answer = Result<CallToolResult, ErrorObject>;
+
+/// How a call's span ends, by its answer.
+fn outcome(answer: &Answer) -> spans::Outcome<'_> {
+    match answer {
+        Ok(result) if result.is_error => spans::Outcome::ToolError,
+        Ok(_) => spans::Outcome::Ok,
+        Err(error) => spans::Outcome::Error {
+            code: error.code,
+            message: &error.message,
+        },
+    }
+}
+
+/// [`start`] in a span of its own (`spans::served`), for a caller that is
+/// no JSON-RPC dispatch (which makes one for every request): the in-process
+/// client's direct calls. A disabled span costs a check.
+pub(crate) fn start_in_span<'a>(
+    server: &'a ServerInner,
+    call: ToolCall<'_>,
+    served: Served,
+    cx: &mut Context<'_>,
+) -> Call<'a> {
+    let span = spans::served(
+        spans::Target::new("tools/call", Some(&call.name)),
+        call.id,
+        &server.name,
+        || {
+            served
+                .context()
+                .session()
+                .and_then(Session::protocol_version)
+        },
+        call.meta.as_deref(),
+        served.context().remote(),
+    );
+    if span.is_disabled() {
+        return start(server, call, served, cx);
+    }
+    match span.in_scope(|| start(server, call, served, cx)) {
+        Call::Done(answer) => {
+            spans::outcome(&span, outcome(&answer));
+            Call::Done(answer)
+        }
+        Call::Running(running) => Call::Running(Box::pin(async move {
+            let answer = running.instrument(span.clone()).await;
+            spans::outcome(&span, outcome(&answer));
+            answer
+        })),
+    }
+}
 
 /// A call [`start`]ed: answered in its first poll, or still running (the
 /// rest of it boxed once; dropping it cancels the call, whose token fires).

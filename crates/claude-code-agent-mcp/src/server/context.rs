@@ -51,6 +51,10 @@ pub struct RequestContext {
     /// Where the tasks the request makes or reads are kept, when the
     /// transport has a store of its own (replicas sharing an event store).
     pub(crate) task_store: Option<super::StoreRef>,
+    /// The caller's trace context the transport received beside the
+    /// message (the W3C HTTP headers), for the served request's span.
+    #[cfg(feature = "opentelemetry")]
+    remote: Option<Arc<crate::spans::Remote>>,
 }
 
 impl fmt::Debug for RequestContext {
@@ -80,10 +84,7 @@ impl RequestContext {
     pub fn with_session(session: Session) -> Self {
         Self {
             session: Some(session),
-            stream: None,
-            watch: None,
-            access_token: None,
-            task_store: None,
+            ..Self::default()
         }
     }
 
@@ -141,6 +142,32 @@ impl RequestContext {
     pub(crate) fn with_task_store(mut self, store: super::StoreRef) -> Self {
         self.task_store = Some(store);
         self
+    }
+
+    /// The request came with these HTTP headers: the caller's W3C trace
+    /// context among them is the parent of the served request's span when
+    /// its `_meta` has none (feature `opentelemetry`).
+    #[cfg(feature = "http-server")]
+    pub(crate) fn with_trace_headers(self, headers: &axum::http::HeaderMap) -> Self {
+        #[cfg(feature = "opentelemetry")]
+        return Self {
+            remote: crate::trace_context::from_http(headers).map(Arc::new),
+            ..self
+        };
+        #[cfg(not(feature = "opentelemetry"))]
+        {
+            let _ = headers;
+            self
+        }
+    }
+
+    /// The caller's trace context the transport received beside the
+    /// message, if any.
+    pub(crate) fn remote(&self) -> Option<&crate::spans::Remote> {
+        #[cfg(feature = "opentelemetry")]
+        return self.remote.as_deref();
+        #[cfg(not(feature = "opentelemetry"))]
+        None
     }
 
     pub(crate) fn into_parts(self) -> ContextParts {

@@ -1,12 +1,14 @@
 //! Reading a message and routing it: requests, notifications, responses.
 
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use super::call::{self, Served, ToolCall};
 use super::context::RequestContext;
 use super::session::Session;
 use super::{ServerInner, catalog, contain, limits, stateless, tasks};
 use crate::jsonrpc::{self, ErrorObject};
+use crate::spans;
 use crate::types::{CallToolResult, ClientCapabilities, LogLevel};
 use crate::types::{
     Implementation, InitializeResult, LATEST_SESSION_PROTOCOL_VERSION, SESSION_PROTOCOL_VERSIONS,
@@ -153,13 +155,33 @@ async fn one(
         return None;
     };
 
-    let outcome = if method == "tools/call" {
-        tools_call(server, &id, params, ctx).await
-    } else if stateless::request_meta(&method, params.as_ref()).is_some() {
-        stateless_request(server, &id, &method, params, ctx).await
-    } else {
-        request(server, &method, params, ctx).await
-    };
+    let span = spans::served(
+        spans::Target::of(&method, params.as_ref()),
+        &id,
+        &server.name,
+        || ctx.session().and_then(Session::protocol_version),
+        params
+            .as_ref()
+            .and_then(|p| p.get("_meta"))
+            .and_then(Value::as_object),
+        ctx.remote(),
+    );
+    let tool_call = method == "tools/call";
+    let outcome = async {
+        if tool_call {
+            tools_call(server, &id, params, ctx).await
+        } else if stateless::request_meta(&method, params.as_ref()).is_some() {
+            stateless_request(server, &id, &method, params, ctx).await
+        } else {
+            request(server, &method, params, ctx).await
+        }
+    }
+    .instrument(span.clone())
+    .await;
+    spans::outcome(
+        &span,
+        spans::Outcome::of_answer(outcome.as_ref(), tool_call),
+    );
     Some(match outcome {
         Ok(result) => jsonrpc::response(&id, result),
         Err(error) => jsonrpc::error_response(&id, error),

@@ -320,7 +320,7 @@ impl Server {
         served: Served,
         cx: &mut std::task::Context<'_>,
     ) -> Call<'a> {
-        call::start(&self.inner, call, served, cx)
+        call::start_in_span(&self.inner, call, served, cx)
     }
 
     /// The context a stateless request carrying `meta` is served in (its

@@ -100,3 +100,5 @@ mod tool_context;
 mod tool_timeout_progress;
 mod tools_call;
 mod tools_list;
+#[cfg(feature = "opentelemetry")]
+mod trace_context;

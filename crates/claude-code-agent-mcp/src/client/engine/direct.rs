@@ -8,12 +8,14 @@ use std::task::{Context, Poll};
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+use tracing::{Instrument, Span};
 
 use super::Inner;
 use crate::client::Error;
 use crate::client::deadline::{self, Limits};
 use crate::client::in_process::{InProcessTransport, Started};
 use crate::client::options::RequestOptions;
+use crate::spans;
 use crate::types::CallToolResult;
 
 impl Inner {
@@ -98,6 +100,15 @@ impl Inner {
     }
 }
 
+/// Records how a direct call ended on its span.
+fn record(span: &Span, outcome: &Result<CallToolResult, Error>) {
+    match outcome {
+        Ok(result) if result.is_error => spans::outcome(span, spans::Outcome::ToolError),
+        Ok(_) => spans::outcome(span, spans::Outcome::Ok),
+        Err(error) => super::failed(span, error),
+    }
+}
+
 /// A direct call's answer: a question (`input_required`) is an error
 /// here, where the client has no handler to answer it.
 fn answered(outcome: Result<CallToolResult, Error>) -> Result<CallToolResult, Error> {
@@ -159,13 +170,36 @@ impl Future for DirectCallFuture<'_> {
                 if inner.is_closed() {
                     return Poll::Ready(Err(inner.closed_error()));
                 }
-                let id = inner.next_id().to_value();
+                let id = inner.next_id();
+                // The request's span (a check, when disabled), current
+                // while the server starts the call: its span is a child.
+                let span = inner.span(spans::Target::new("tools/call", Some(this.name)), &id);
+                let _entered = span.enter();
+                #[cfg(feature = "opentelemetry")]
+                let meta = crate::trace_context::inject_shared(&span, meta);
+                let id = id.to_value();
                 match direct.start_call(&id, this.name, arguments, meta, cx) {
-                    Err(error) => return Poll::Ready(Err(error)),
-                    Ok(Started::Answered(answer)) => {
-                        return Poll::Ready(answered(answer.map_err(Error::from)));
+                    Err(error) => {
+                        super::failed(&span, &error);
+                        return Poll::Ready(Err(error));
                     }
-                    Ok(Started::Running(running)) => Box::pin(inner.finish_direct(running, limits)),
+                    Ok(Started::Answered(answer)) => {
+                        let outcome = answered(answer.map_err(Error::from));
+                        record(&span, &outcome);
+                        return Poll::Ready(outcome);
+                    }
+                    Ok(Started::Running(running)) if span.is_disabled() => {
+                        Box::pin(inner.finish_direct(running, limits)) as BoxFuture<'_, _>
+                    }
+                    Ok(Started::Running(running)) => {
+                        let finish = inner.finish_direct(running, limits);
+                        let span = span.clone();
+                        Box::pin(async move {
+                            let outcome = finish.instrument(span.clone()).await;
+                            record(&span, &outcome);
+                            outcome
+                        })
+                    }
                 }
             }
         };

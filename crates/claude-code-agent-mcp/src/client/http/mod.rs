@@ -308,6 +308,17 @@ impl HttpTransport {
     pub fn session_id(&self) -> Option<String> {
         lock(&self.shared.session_id).clone()
     }
+
+    /// The server's host and port, from its URL (for the client's spans).
+    pub(crate) fn host_and_port(&self) -> (Option<String>, Option<u16>) {
+        match reqwest::Url::parse(&self.shared.options.url) {
+            Ok(url) => (
+                url.host_str().map(str::to_owned),
+                url.port_or_known_default(),
+            ),
+            Err(_) => (None, None),
+        }
+    }
 }
 
 impl fmt::Debug for HttpTransport {
@@ -339,7 +350,12 @@ pub(crate) fn post_headers(
         let (n, v) = header(SESSION_HEADER, id)?;
         h.insert(n, v);
     }
-    let meta_version = crate::jsonrpc::at(message, &["params", "_meta"])
+    let meta = crate::jsonrpc::at(message, &["params", "_meta"]);
+    // The request's trace context, as the W3C headers too (SEP-414 has it
+    // in `_meta`; HTTP middleware and proxies read the headers).
+    #[cfg(feature = "opentelemetry")]
+    crate::trace_context::to_http(meta.and_then(Value::as_object), &mut h);
+    let meta_version = meta
         .and_then(|m| m.get(PROTOCOL_VERSION_META))
         .and_then(Value::as_str)
         .map(str::to_owned);

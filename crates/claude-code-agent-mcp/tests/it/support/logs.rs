@@ -39,7 +39,9 @@ impl Write for ThreadWriter {
     }
 }
 
-fn install() {
+/// Installs the binary's one subscriber: the capturing log writer and,
+/// with the feature `opentelemetry`, the span recorder of `otel.rs`.
+pub fn install() {
     static INSTALLED: OnceLock<()> = OnceLock::new();
     INSTALLED.get_or_init(|| {
         // A static filter (what a callsite may log is then the same on every
@@ -52,7 +54,10 @@ fn install() {
             .with_ansi(false)
             .with_writer(|| ThreadWriter)
             .with_filter(targets);
-        tracing::subscriber::set_global_default(tracing_subscriber::registry().with(layer))
+        let subscriber = tracing_subscriber::registry().with(layer);
+        #[cfg(feature = "opentelemetry")]
+        let subscriber = subscriber.with(super::otel::layer());
+        tracing::subscriber::set_global_default(subscriber)
             .expect("no other global subscriber in the MCP crate's tests");
     });
 }

@@ -3,7 +3,8 @@
 //! the binaries and third-party peers the tests run (`peers`, `peer_checks`),
 //! raw wire access to a served handler (`wire`), scripted HTTP servers
 //! (`fault_http`, `http_session`) and the server the TypeScript SDK client
-//! drives (`interop_server`); the log of a test's thread (`logs`).
+//! drives (`interop_server`); the log of a test's thread (`logs`) and,
+//! with the feature `opentelemetry`, its spans (`otel`).
 
 pub mod calc;
 #[cfg(feature = "http-client")]
@@ -13,6 +14,8 @@ pub mod http_session;
 #[cfg(feature = "http-server")]
 pub mod interop_server;
 pub mod logs;
+#[cfg(feature = "opentelemetry")]
+pub mod otel;
 #[cfg(feature = "http-client")]
 pub mod peer_checks;
 pub mod peers;
