@@ -12,7 +12,7 @@
 //! fit (`gen_ai.*`, `mcp.*`, `error.type`; `otel.status_code` sets an
 //! OpenTelemetry span's status). No span holds a secret: no environment,
 //! no prompt, and a tool's arguments only when asked
-//! ([`CliTelemetry::tool_details`](crate::CliTelemetry::tool_details)).
+//! ([`CliTelemetry::tool_details`](crate::CliTelemetry::tool_details())).
 
 use serde_json::Value;
 use tracing::Span;

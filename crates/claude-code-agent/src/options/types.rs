@@ -109,7 +109,7 @@ pub struct CliTelemetry {
     pub endpoint: Option<String>,
     /// `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, `http/json` or
     /// `grpc`. `None`: as inherited, or `http/protobuf` with an
-    /// [`endpoint`](Self::endpoint).
+    /// [`endpoint`](Self::endpoint()).
     pub protocol: Option<String>,
     /// Tools' arguments in the spans: the CLI's (`OTEL_LOG_TOOL_DETAILS=1`)
     /// and the SDK's own tool spans (`gen_ai.tool.call.arguments`). Off by
@@ -126,7 +126,7 @@ impl CliTelemetry {
 
     /// Sends them to `url`, the collector's base URL
     /// (`OTEL_EXPORTER_OTLP_ENDPOINT`), with `http/protobuf` unless
-    /// [`protocol`](Self::protocol) says otherwise.
+    /// [`protocol`](Self::protocol()) says otherwise.
     pub fn endpoint(mut self, url: impl Into<String>) -> Self {
         self.endpoint = Some(url.into());
         self
@@ -140,7 +140,7 @@ impl CliTelemetry {
     }
 
     /// Puts tools' arguments in the spans, or not (see
-    /// [`tool_details`](Self::tool_details)).
+    /// [`tool_details`](Self::tool_details())).
     pub fn tool_details(mut self, yes: bool) -> Self {
         self.tool_details = yes;
         self

@@ -101,7 +101,7 @@ pub(crate) struct Connection {
     /// The spans of the turns written and not answered yet, oldest first
     /// (only enabled ones).
     turns: Mutex<VecDeque<tracing::Span>>,
-    /// Tool spans record the arguments ([`CliTelemetry::tool_details`](crate::CliTelemetry::tool_details)).
+    /// Tool spans record the arguments ([`CliTelemetry::tool_details`](crate::CliTelemetry::tool_details())).
     pub(crate) tool_details: bool,
 }
 
