@@ -77,7 +77,7 @@ ensure_cli() {
 # steps, scripts/check-packages and scripts/test-cli-range build with these
 # in the dev profile and the same target directory, so that they share the
 # dependencies' artifacts.
-FEATURES="claude-code-agent/http-client,claude-code-agent/http-server,claude-code-agent/oauth-client,claude-code-agent/oauth-server,claude-code-agent/redis,claude-code-agent/rmcp,claude-code-agent/jsonschema,claude-code-agent-testkit/cassette,claude-code-agent-mcp/opentelemetry"
+FEATURES="claude-code-agent/http-client,claude-code-agent/http-server,claude-code-agent/oauth-client,claude-code-agent/oauth-server,claude-code-agent/redis,claude-code-agent/rmcp,claude-code-agent/jsonschema,claude-code-agent-testkit/cassette,claude-code-agent-testkit/otlp,claude-code-agent/opentelemetry"
 
 # The crates published to crates.io, in dependency order.
 PUBLISHED_CRATES=(claude-code-agent-mcp claude-code-agent claude-code-agent-testkit)

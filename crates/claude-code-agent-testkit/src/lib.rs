@@ -14,6 +14,10 @@
 //! * [`tasks`] — checks that a test left no Tokio task running.
 //! * `cassette` (feature `cassette`, off by default) — records a real
 //!   session once through a proxy and replays it offline (docs/cassettes.md).
+//! * `otlp` (feature `otlp`, off by default) — `OtlpReceiver`, a local
+//!   OpenTelemetry trace receiver (OTLP over HTTP, protobuf) that keeps the
+//!   spans an agent and the CLI export, for assertions
+//!   (docs/observability.md).
 //!
 //! With the harness:
 //!
@@ -62,6 +66,8 @@ pub mod cli;
 #[cfg(feature = "harness")]
 mod harness;
 pub mod mock_api;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 #[cfg(target_os = "linux")]
 mod process;
 pub mod tasks;

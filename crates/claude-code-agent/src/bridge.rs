@@ -66,6 +66,13 @@ pub(crate) struct ToolCall {
     call: ToolCallText,
 }
 
+impl ToolCall {
+    /// The call, as the CLI sent it.
+    pub(crate) fn text(&self) -> &ToolCallText {
+        &self.call
+    }
+}
+
 /// The servers of a bridge at one moment ([`Bridge::snapshot`]).
 pub(crate) struct Snapshot(HashMap<String, Arc<Entry>>);
 

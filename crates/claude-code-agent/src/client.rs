@@ -67,7 +67,9 @@ impl Client {
     /// Starts the CLI and completes the `initialize` handshake (as
     /// [`startup()`](crate::startup) does, then `Client::from`).
     pub async fn connect(options: Options) -> Result<Self> {
-        Ok(Self::from(WarmQuery::start(&options).await?))
+        Ok(Self::from(
+            WarmQuery::start(&options, &tracing::Span::current()).await?,
+        ))
     }
 
     /// The session's control requests, as a handle to keep or move to
@@ -157,6 +159,7 @@ impl Client {
     /// what the CLI wrote did not all reach it.
     pub async fn disconnect(&self) -> Result<()> {
         self.session.conn.shutdown().await;
+        self.session.conn.wait_ended().await;
         self.session.conn.mirror_outcome().await
     }
 }

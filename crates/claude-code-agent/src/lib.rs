@@ -1,7 +1,7 @@
 //! Give Claude your own Rust tools, in process, through the Claude Code CLI.
 //!
 //! Features (none on by default, so a program with in-process tools compiles
-//! no HTTP stack); each turns on the MCP crate's namesake:
+//! no HTTP stack); all but `opentelemetry` turn on the MCP crate's namesake:
 //! * `http-client` — the MCP client's Streamable HTTP transport
 //!   (`mcp::client::HttpTransport`, reqwest with rustls);
 //! * `http-server` — serving MCP over Streamable HTTP (`mcp::http_server`,
@@ -17,7 +17,15 @@
 //!   built-in checker;
 //! * `rmcp` — any `rmcp::ServerHandler` as an in-process server
 //!   (`McpServerConfig::rmcp`, `Options::rmcp_server`; depend on rmcp 3
-//!   yourself).
+//!   yourself);
+//! * `opentelemetry` — one trace across the process boundary: the CLI's
+//!   spans become children of the session's span (its W3C trace context
+//!   passed as `TRACEPARENT`), through `tracing-opentelemetry`'s layer
+//!   (docs/observability.md).
+//!
+//! Without a feature, the SDK makes `tracing` spans for a session, its
+//! turns, the CLI's requests and each in-process tool call, at level INFO
+//! (docs/observability.md).
 //!
 //! Platforms: Linux and macOS, where the CLI runs in its own process group;
 //! Windows, where it runs in a Job Object that ends with it (compile-checked
@@ -48,6 +56,7 @@ mod shared_types;
 mod spawn;
 mod startup;
 mod stream;
+mod telemetry;
 pub mod tools;
 mod transport;
 mod wire;
@@ -64,7 +73,7 @@ pub use message::{
     UserInput, UserMessage,
 };
 pub use options::{
-    AskUserQuestionConfig, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
+    AskUserQuestionConfig, CliTelemetry, DEFAULT_CONTROL_TIMEOUT, DEFAULT_MAX_BUFFERED_BYTES,
     DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TRANSCRIPT_BYTES, DEFAULT_SESSION_STORE_TIMEOUT, Options,
     Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings, SettingSource, Skills, SystemPrompt,
     Thinking,
@@ -111,6 +120,11 @@ mod mcp_servers_guide {}
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/builtin-tools.md")]
 mod builtin_tools_guide {}
+
+/// The guide in `docs/observability.md`, compiled so its examples stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/observability.md")]
+mod observability_guide {}
 
 /// The guide in `docs/sessions.md`, compiled so its examples stay true.
 #[cfg(doctest)]

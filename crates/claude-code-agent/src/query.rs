@@ -162,7 +162,10 @@ impl std::fmt::Debug for Query {
 /// # }
 /// ```
 pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
-    run(prompt.into(), Start::Cold(options))
+    run(
+        prompt.into(),
+        Start::Cold(options, tracing::Span::current()),
+    )
 }
 
 /// Where a query's session comes from.
@@ -171,8 +174,9 @@ pub fn query(prompt: impl Into<PromptInput>, options: Options) -> Query {
     reason = "built once per query and kept in a box (the stream's `State`)"
 )]
 enum Start {
-    /// Started on the first poll.
-    Cold(Options),
+    /// Started on the first poll, its span a child of the span current
+    /// when the query was made.
+    Cold(Options, tracing::Span),
     /// Started already, by [`startup()`](crate::startup).
     Warm(WarmQuery),
 }
@@ -230,7 +234,7 @@ fn run(prompt: PromptInput, from: Start) -> Query {
 
     async fn start(prompt: PromptInput, from: Start, slot: &OnceLock<Control>) -> Result<Box<Run>> {
         let warm = match from {
-            Start::Cold(options) => WarmQuery::start(&options).await?,
+            Start::Cold(options, parent) => WarmQuery::start(&options, &parent).await?,
             Start::Warm(warm) => warm,
         };
         let (session, control) = warm.into_parts();
@@ -273,6 +277,7 @@ fn run(prompt: PromptInput, from: Start) -> Query {
                     State::Running(run) => next(run).await,
                     State::Finish(run) => {
                         run.session.conn.shutdown().await;
+                        run.session.conn.wait_ended().await;
                         // What the CLI wrote after the last result went to
                         // the session store too, or the stream says it did not.
                         match run.session.conn.mirror_outcome().await {

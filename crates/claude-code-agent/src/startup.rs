@@ -8,6 +8,8 @@ use crate::error::Result;
 use crate::options::Options;
 use crate::protocol::InitializeResponse;
 use crate::session::Session;
+use crate::telemetry;
+use tracing::Instrument;
 
 /// Starts the CLI for `options` and completes its `initialize` handshake,
 /// before any prompt: what [`query()`](crate::query) would do first, done
@@ -42,7 +44,7 @@ use crate::session::Session;
 /// # }
 /// ```
 pub async fn startup(options: Options) -> Result<WarmQuery> {
-    WarmQuery::start(&options).await
+    WarmQuery::start(&options, &tracing::Span::current()).await
 }
 
 /// A started CLI that has answered `initialize` and waits for its first
@@ -81,11 +83,17 @@ pub struct WarmQuery {
 impl WarmQuery {
     /// Spawns the CLI and completes the handshake: the start of every
     /// session, cold ([`query()`](crate::query), `Client::connect`) or warm.
-    pub(crate) async fn start(options: &Options) -> Result<Self> {
-        let session = Session::spawn(options).await?;
-        let init = session.initialize().await?;
-        let control = Control::new(&session, init);
-        Ok(Self { session, control })
+    /// The session's span is a child of `parent` (the caller's span when
+    /// the session was asked for).
+    pub(crate) async fn start(options: &Options, parent: &tracing::Span) -> Result<Self> {
+        let span = telemetry::session(parent, options.model.as_deref());
+        let start = async {
+            let session = Session::spawn(options, span.clone()).await?;
+            let init = session.initialize().await?;
+            let control = Control::new(&session, init);
+            Ok(Self { session, control })
+        };
+        start.instrument(span.clone()).await
     }
 
     /// The session's control requests (a handle to keep: it outlives this
@@ -111,6 +119,7 @@ impl WarmQuery {
     /// and reaps it. TypeScript's `WarmQuery.close()`.
     pub async fn close(self) {
         self.session.conn.shutdown().await;
+        self.session.conn.wait_ended().await;
     }
 
     /// The session and its control, for the query or client it becomes.

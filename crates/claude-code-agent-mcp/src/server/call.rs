@@ -182,6 +182,11 @@ impl ToolCallText {
         self.meta.as_ref()
     }
 
+    /// Its arguments, as sent.
+    pub fn arguments(&self) -> Option<&Value> {
+        self.arguments.as_ref()
+    }
+
     /// Runs the call on `server`, in `ctx`, as JSON-RPC dispatch runs a
     /// `tools/call` (in a span of its own, as dispatch serves one): its
     /// reply.
@@ -223,6 +228,14 @@ impl ToolCallText {
 pub struct ToolCallReply {
     id: Value,
     answer: Answer,
+}
+
+impl ToolCallReply {
+    /// What the call answered: its result (a tool's failure is an
+    /// `isError` result) or a JSON-RPC error.
+    pub fn answer(&self) -> Result<&CallToolResult, &ErrorObject> {
+        self.answer.as_ref()
+    }
 }
 
 impl serde::Serialize for ToolCallReply {

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::options::{McpConfig, Options, Skills, SystemPrompt, Thinking};
 use crate::protocol::McpServerConfig;
 pub(crate) use crate::spawn::CliCommand;
+use crate::telemetry::W3cContext;
 
 /// The value of `CLAUDE_CODE_ENTRYPOINT`. The CLI switches on its SDK
 /// behaviour only for the entry points it knows (`sdk-ts`, `sdk-py`,
@@ -44,15 +45,26 @@ fn settings_error(
     }
 }
 
-/// Builds the command line for `options`, running `program`.
-pub(crate) fn build_for(options: &Options, program: OsString) -> Result<CliCommand> {
-    let mut cmd = build(options)?;
+/// Builds the command line for `options`, running `program`, with the
+/// session's trace context, if it has one, for the CLI's spans.
+pub(crate) fn build_for(
+    options: &Options,
+    program: OsString,
+    trace: Option<&W3cContext>,
+) -> Result<CliCommand> {
+    let mut cmd = build_traced(options, trace)?;
     cmd.program = program;
     Ok(cmd)
 }
 
 /// Builds the command line for `options` (the program left empty).
+#[cfg(test)]
 pub(crate) fn build(options: &Options) -> Result<CliCommand> {
+    build_traced(options, None)
+}
+
+/// [`build`] with a trace context for the CLI.
+fn build_traced(options: &Options, trace: Option<&W3cContext>) -> Result<CliCommand> {
     let mut args: Vec<OsString> = [
         "--output-format",
         "stream-json",
@@ -219,7 +231,7 @@ pub(crate) fn build(options: &Options) -> Result<CliCommand> {
         }
     }
 
-    let (env, env_remove) = environment(options);
+    let (env, env_remove) = environment(options, trace);
     Ok(CliCommand {
         program: OsString::new(),
         args,
@@ -420,7 +432,16 @@ fn mcp_config(options: &Options) -> Option<OsString> {
 /// The variables to set and to remove. The user's [`Options::env`] and
 /// [`Options::env_remove`] apply in call order (the last one for a key
 /// wins) over what the SDK sets; `env_clear` removes every inherited one.
-fn environment(options: &Options) -> (Vec<(OsString, OsString)>, Vec<OsString>) {
+///
+/// `trace`, the session span's context, replaces an inherited
+/// `TRACEPARENT` and `TRACESTATE` (an inherited `TRACESTATE` is removed
+/// when the context has none: it belonged to the other parent), unless
+/// the user's own variables name `TRACEPARENT`: then neither is touched
+/// (what the TypeScript SDK does).
+fn environment(
+    options: &Options,
+    trace: Option<&W3cContext>,
+) -> (Vec<(OsString, OsString)>, Vec<OsString>) {
     let mut vars: BTreeMap<String, Option<String>> = BTreeMap::new();
     vars.insert("CLAUDE_CODE_ENTRYPOINT".into(), Some(ENTRYPOINT.into()));
     vars.insert(
@@ -454,6 +475,17 @@ fn environment(options: &Options) -> (Vec<(OsString, OsString)>, Vec<OsString>) 
                 vars.insert(key.into(), Some("1".into()));
             }
         }
+    }
+    if let Some(telemetry) = &options.cli_telemetry {
+        for (key, value) in telemetry.vars() {
+            vars.insert(key.into(), Some(value));
+        }
+    }
+    if let Some(trace) = trace
+        && !options.env.iter().any(|(key, _)| key == "TRACEPARENT")
+    {
+        vars.insert("TRACEPARENT".into(), Some(trace.traceparent.clone()));
+        vars.insert("TRACESTATE".into(), trace.tracestate.clone());
     }
     // A CLI started from inside Claude Code would otherwise think it is nested.
     vars.insert("CLAUDECODE".into(), None);

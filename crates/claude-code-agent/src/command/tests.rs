@@ -293,3 +293,89 @@ fn the_cli_config_dir_is_the_one_the_cli_will_see() {
         .env("CLAUDE_CONFIG_DIR", "/b");
     assert_eq!(o.cli_config_dir(), Some(std::path::PathBuf::from("/b")));
 }
+
+#[test]
+fn cli_telemetry_becomes_environment_and_the_users_variables_win() {
+    use crate::options::CliTelemetry;
+    let value =
+        |cmd: &CliCommand, k: &str| cmd.env_value(k).map(|v| v.to_string_lossy().into_owned());
+    let cmd = build(&Options::new().cli_telemetry(CliTelemetry::traces())).unwrap();
+    assert_eq!(
+        value(&cmd, "CLAUDE_CODE_ENABLE_TELEMETRY").as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        value(&cmd, "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA").as_deref(),
+        Some("1")
+    );
+    assert_eq!(value(&cmd, "OTEL_TRACES_EXPORTER").as_deref(), Some("otlp"));
+    assert_eq!(value(&cmd, "OTEL_EXPORTER_OTLP_ENDPOINT"), None);
+    assert_eq!(value(&cmd, "OTEL_EXPORTER_OTLP_PROTOCOL"), None);
+    assert_eq!(value(&cmd, "OTEL_LOG_TOOL_DETAILS"), None);
+
+    let options = Options::new()
+        .env("OTEL_TRACES_EXPORTER", "console")
+        .cli_telemetry(
+            CliTelemetry::traces()
+                .endpoint("http://127.0.0.1:4318")
+                .tool_details(true),
+        );
+    let cmd = build(&options).unwrap();
+    assert_eq!(
+        value(&cmd, "OTEL_EXPORTER_OTLP_ENDPOINT").as_deref(),
+        Some("http://127.0.0.1:4318")
+    );
+    assert_eq!(
+        value(&cmd, "OTEL_EXPORTER_OTLP_PROTOCOL").as_deref(),
+        Some("http/protobuf")
+    );
+    assert_eq!(value(&cmd, "OTEL_LOG_TOOL_DETAILS").as_deref(), Some("1"));
+    // Set by the user: theirs, whenever they set it.
+    assert_eq!(
+        value(&cmd, "OTEL_TRACES_EXPORTER").as_deref(),
+        Some("console")
+    );
+    let cmd =
+        build(&Options::new().cli_telemetry(CliTelemetry::traces().endpoint("h").protocol("grpc")))
+            .unwrap();
+    assert_eq!(
+        value(&cmd, "OTEL_EXPORTER_OTLP_PROTOCOL").as_deref(),
+        Some("grpc")
+    );
+}
+
+#[test]
+fn the_sessions_trace_context_replaces_the_inherited_one_unless_the_user_sets_it() {
+    let trace = W3cContext {
+        traceparent: "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".into(),
+        tracestate: None,
+    };
+    let value =
+        |cmd: &CliCommand, k: &str| cmd.env_value(k).map(|v| v.to_string_lossy().into_owned());
+    let cmd = build_traced(&Options::new(), Some(&trace)).unwrap();
+    assert_eq!(
+        value(&cmd, "TRACEPARENT").as_deref(),
+        Some(trace.traceparent.as_str())
+    );
+    // An inherited TRACESTATE belonged to the inherited parent.
+    assert!(cmd.env_remove.contains(&"TRACESTATE".into()));
+    let with_state = W3cContext {
+        tracestate: Some("vendor=x".into()),
+        ..trace.clone()
+    };
+    let cmd = build_traced(&Options::new(), Some(&with_state)).unwrap();
+    assert_eq!(value(&cmd, "TRACESTATE").as_deref(), Some("vendor=x"));
+    // The user's TRACEPARENT (or its removal) wins, with the TRACESTATE they left.
+    let options = Options::new().env("TRACEPARENT", "00-1-2-01");
+    let cmd = build_traced(&options, Some(&with_state)).unwrap();
+    assert_eq!(value(&cmd, "TRACEPARENT").as_deref(), Some("00-1-2-01"));
+    assert_eq!(value(&cmd, "TRACESTATE"), None);
+    assert!(!cmd.env_remove.contains(&"TRACESTATE".into()));
+    let cmd = build_traced(&Options::new().env_remove("TRACEPARENT"), Some(&trace)).unwrap();
+    assert!(cmd.env_remove.contains(&"TRACEPARENT".into()));
+    // No context: the inherited ones are left alone.
+    let cmd = build_traced(&Options::new(), None).unwrap();
+    assert_eq!(value(&cmd, "TRACEPARENT"), None);
+    assert!(!cmd.env_remove.contains(&"TRACEPARENT".into()));
+    assert!(!cmd.env_remove.contains(&"TRACESTATE".into()));
+}

@@ -8,8 +8,8 @@
 mod types;
 
 pub use types::{
-    AskUserQuestionConfig, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings, SettingSource,
-    Skills, SystemPrompt, Thinking,
+    AskUserQuestionConfig, CliTelemetry, Plugin, SYSTEM_PROMPT_DYNAMIC_BOUNDARY, SandboxSettings,
+    SettingSource, Skills, SystemPrompt, Thinking,
 };
 
 use std::collections::BTreeMap;
@@ -161,6 +161,7 @@ pub struct Options {
     pub(crate) spawn: Option<SpawnFn>,
     pub(crate) verbatim_prompts: bool,
     pub(crate) ask_user_question: Option<AskUserQuestionConfig>,
+    pub(crate) cli_telemetry: Option<CliTelemetry>,
     pub(crate) mcp_servers_via_initialize: bool,
     pub(crate) plugins_via_initialize: bool,
     pub(crate) cli_version_policy: CliVersionPolicy,
@@ -1022,6 +1023,17 @@ impl Options {
     /// `toolConfig` sets them). Replaces.
     pub fn ask_user_question(mut self, config: AskUserQuestionConfig) -> Self {
         self.ask_user_question = Some(config);
+        self
+    }
+
+    /// Makes the CLI export its own OpenTelemetry traces
+    /// ([`CliTelemetry`]: the variables it sets, where the spans go).
+    /// With feature `opentelemetry` the CLI's spans are children of the
+    /// session's span whether or not this is set (the session's trace
+    /// context reaches the CLI as `TRACEPARENT`); this says whether the
+    /// CLI exports them. Replaces.
+    pub fn cli_telemetry(mut self, telemetry: CliTelemetry) -> Self {
+        self.cli_telemetry = Some(telemetry);
         self
     }
 

@@ -76,6 +76,101 @@ impl AskUserQuestionConfig {
     }
 }
 
+/// The Claude Code CLI's own OpenTelemetry traces
+/// ([`Options::cli_telemetry`](super::Options::cli_telemetry)): the
+/// environment that makes the CLI export, over OTLP, a span for each
+/// interaction (`claude_code.interaction`), model request
+/// (`claude_code.llm_request`) and tool call (`claude_code.tool`)
+/// (docs/observability.md).
+///
+/// It sets `CLAUDE_CODE_ENABLE_TELEMETRY=1`,
+/// `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA=1` and `OTEL_TRACES_EXPORTER=otlp`,
+/// and what is set here; the CLI reads the other standard
+/// `OTEL_EXPORTER_OTLP_*` variables (`OTEL_EXPORTER_OTLP_HEADERS`, the
+/// traces' own endpoint, certificates) from the environment it inherits. A
+/// variable set with [`Options::env`](super::Options::env) or removed with
+/// [`Options::env_remove`](super::Options::env_remove) wins over these.
+///
+/// ```
+/// use claude_code_agent::{CliTelemetry, Options};
+///
+/// // To the collector the inherited OTEL_EXPORTER_OTLP_* variables name:
+/// let options = Options::new().cli_telemetry(CliTelemetry::traces());
+/// // To a local collector (OTLP over HTTP, protobuf):
+/// let options = Options::new()
+///     .cli_telemetry(CliTelemetry::traces().endpoint("http://127.0.0.1:4318"));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CliTelemetry {
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: the collector's base URL (the CLI adds
+    /// `/v1/traces` for HTTP). `None`: as inherited.
+    pub endpoint: Option<String>,
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL`: `http/protobuf`, `http/json` or
+    /// `grpc`. `None`: as inherited, or `http/protobuf` with an
+    /// [`endpoint`](Self::endpoint()).
+    pub protocol: Option<String>,
+    /// Tools' arguments in the spans: the CLI's (`OTEL_LOG_TOOL_DETAILS=1`)
+    /// and the SDK's own tool spans (`gen_ai.tool.call.arguments`). Off by
+    /// default: arguments may hold what a trace backend should not keep.
+    pub tool_details: bool,
+}
+
+impl CliTelemetry {
+    /// Traces over OTLP, to the endpoint the inherited environment names
+    /// (or the CLI's default, `http://localhost:4318` for HTTP).
+    pub fn traces() -> Self {
+        Self::default()
+    }
+
+    /// Sends them to `url`, the collector's base URL
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`), with `http/protobuf` unless
+    /// [`protocol`](Self::protocol()) says otherwise.
+    pub fn endpoint(mut self, url: impl Into<String>) -> Self {
+        self.endpoint = Some(url.into());
+        self
+    }
+
+    /// The OTLP protocol (`OTEL_EXPORTER_OTLP_PROTOCOL`): `http/protobuf`,
+    /// `http/json` or `grpc`.
+    pub fn protocol(mut self, protocol: impl Into<String>) -> Self {
+        self.protocol = Some(protocol.into());
+        self
+    }
+
+    /// Puts tools' arguments in the spans, or not (see
+    /// [`tool_details`](Self::tool_details())).
+    pub fn tool_details(mut self, yes: bool) -> Self {
+        self.tool_details = yes;
+        self
+    }
+
+    /// The variables to set for the CLI.
+    pub(crate) fn vars(&self) -> Vec<(&'static str, String)> {
+        let mut vars = vec![
+            ("CLAUDE_CODE_ENABLE_TELEMETRY", "1".to_owned()),
+            ("CLAUDE_CODE_ENHANCED_TELEMETRY_BETA", "1".to_owned()),
+            ("OTEL_TRACES_EXPORTER", "otlp".to_owned()),
+        ];
+        if let Some(endpoint) = &self.endpoint {
+            vars.push(("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.clone()));
+        }
+        let protocol = match (&self.protocol, &self.endpoint) {
+            (Some(protocol), _) => Some(protocol.clone()),
+            (None, Some(_)) => Some("http/protobuf".to_owned()),
+            (None, None) => None,
+        };
+        if let Some(protocol) = protocol {
+            vars.push(("OTEL_EXPORTER_OTLP_PROTOCOL", protocol));
+        }
+        if self.tool_details {
+            vars.push(("OTEL_LOG_TOOL_DETAILS", "1".to_owned()));
+        }
+        vars
+    }
+}
+
 /// Which settings files the CLI loads (`--setting-sources`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -34,6 +34,7 @@ use std::task::Poll;
 use futures::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::{Instrument, Span};
 
 use super::Connection;
 use crate::callbacks::{DialogContext, HookContext, PermissionContext};
@@ -42,6 +43,7 @@ use crate::mcp::__private::transport::RegisterError;
 use crate::protocol::{
     CliRequest, ControlRequest, ControlResponse, ElicitationResponse, HookInput, McpMessageLine,
 };
+use crate::telemetry::{self, Outcome, ToolCallFields};
 
 /// A request's work: its answer's payload, or the text of a control error.
 /// Boxed: the task that runs it stays small.
@@ -68,6 +70,7 @@ impl Connection {
         let Some(token) = self.register(&request_id) else {
             return;
         };
+        let span = self.span_of(&request_id, &request);
         let work: Work = match request {
             CliRequest::McpMessage(message) => {
                 let conn = self.clone();
@@ -78,7 +81,53 @@ impl Connection {
                     .map(|outcome| outcome.map(Payload::Value)),
             ),
         };
-        tokio::spawn(serve(self.clone(), request_id, token, work));
+        tokio::spawn(serve(self.clone(), request_id, token, work, span));
+    }
+
+    /// The span of a CLI request: a tool call's, or a control request's
+    /// with what it asks.
+    fn span_of(&self, request_id: &str, request: &CliRequest) -> Span {
+        if let CliRequest::McpMessage(m) = request {
+            let params = m.message.get("params");
+            let method = m.message.get("method").and_then(Value::as_str);
+            if method == Some("tools/call")
+                && let Some(tool) = params.and_then(|p| p.get("name")).and_then(Value::as_str)
+            {
+                let fields = ToolCallFields {
+                    server: &m.server_name,
+                    tool,
+                    request_id,
+                    meta: params
+                        .and_then(|p| p.get("_meta"))
+                        .and_then(Value::as_object),
+                    arguments: params
+                        .and_then(|p| p.get("arguments"))
+                        .filter(|_| self.tool_details),
+                };
+                return self.request_span(|session| telemetry::tool(session, fields));
+            }
+        }
+        let subtype = request.subtype().unwrap_or("unknown");
+        let span = self.request_span(|session| telemetry::control(session, subtype, request_id));
+        if span.is_disabled() {
+            return span;
+        }
+        match request {
+            CliRequest::CanUseTool(r) => {
+                span.record("gen_ai.tool.name", r.tool_name.as_str());
+            }
+            CliRequest::HookCallback(r) => {
+                span.record("hook.callback_id", r.callback_id.as_str());
+            }
+            CliRequest::McpMessage(m) => {
+                span.record("mcp.server.name", m.server_name.as_str());
+                if let Some(method) = m.message.get("method").and_then(Value::as_str) {
+                    span.record("mcp.method.name", method);
+                }
+            }
+            _ => {}
+        }
+        span
     }
 
     /// Starts answering one `mcp_message` request in a task of its own: a
@@ -99,7 +148,10 @@ impl Connection {
                         let work: Work = Box::pin(async {
                             Err("the mcp_message's message does not decode as JSON".to_owned())
                         });
-                        tokio::spawn(serve(self.clone(), id, token, work));
+                        let span = self.request_span(|session| {
+                            telemetry::control(session, "mcp_message", &id)
+                        });
+                        tokio::spawn(serve(self.clone(), id, token, work, span));
                     }
                 }
             }
@@ -109,10 +161,18 @@ impl Connection {
         let Some(token) = self.register(&request_id) else {
             return;
         };
+        let fields = ToolCallFields {
+            server: &request.server_name,
+            tool: call.text().name(),
+            request_id: &request_id,
+            meta: call.text().meta(),
+            arguments: call.text().arguments().filter(|_| self.tool_details),
+        };
+        let span = self.request_span(|session| telemetry::tool(session, fields));
         let conn = self.clone();
         let work: Work =
             Box::pin(async move { Ok(Payload::ToolCall(conn.bridge.call_tool(call).await)) });
-        tokio::spawn(serve(self.clone(), request_id, token, work));
+        tokio::spawn(serve(self.clone(), request_id, token, work, span));
     }
 
     /// Records request `id` as in flight (so the CLI can withdraw it) and
@@ -173,9 +233,16 @@ impl Connection {
 /// Answers one request, unless it is withdrawn first (or the session
 /// ends): then its future is dropped, and nothing is answered. An answer
 /// ready at the first poll is queued, and written by the last to let go of
-/// its hold; a later one is sent at once.
-async fn serve(conn: Arc<Connection>, id: String, token: CancellationToken, work: Work) {
-    let mut work = AssertUnwindSafe(work).catch_unwind();
+/// its hold; a later one is sent at once. The work runs in `span`, which
+/// records the outcome.
+async fn serve(
+    conn: Arc<Connection>,
+    id: String,
+    token: CancellationToken,
+    work: Work,
+    span: Span,
+) {
+    let mut work = AssertUnwindSafe(work.instrument(span.clone())).catch_unwind();
     let first = poll_fn(|cx| Poll::Ready(work.poll_unpin(cx))).await;
     let at_once = first.is_ready();
     let outcome = match first {
@@ -185,10 +252,24 @@ async fn serve(conn: Arc<Connection>, id: String, token: CancellationToken, work
             tokio::select! {
                 biased;
                 outcome = &mut work => outcome,
-                () = token.cancelled() => return,
+                () = token.cancelled() => {
+                    telemetry::record_outcome(&span, Outcome::Withdrawn);
+                    return;
+                }
             }
         }
     };
+    if !span.is_disabled() {
+        telemetry::record_outcome(
+            &span,
+            match &outcome {
+                Ok(Ok(Payload::ToolCall(reply))) => Outcome::ToolCall(reply),
+                Ok(Ok(Payload::Value(payload))) => Outcome::Answered(payload),
+                Ok(Err(_)) => Outcome::Failed,
+                Err(_) => Outcome::Panicked,
+            },
+        );
+    }
     let response = respond(&conn, id, outcome);
     let send = if at_once {
         // Queued, to leave with the others (see the module docs); sent, once

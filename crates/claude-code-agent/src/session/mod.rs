@@ -31,6 +31,7 @@ mod answer;
 pub(crate) mod mirror;
 mod reader;
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,6 +53,7 @@ use crate::protocol::{
     SdkControlRequest, SdkRequest,
 };
 use crate::queue::{self, Inbox, MessageSender, message_queue};
+use crate::telemetry;
 use crate::transport::{self, ChildHandle, LineWriter, ShutdownTimeouts, SpawnConfig};
 
 /// How one of our control requests ended: the CLI's answer, or how the CLI
@@ -87,6 +89,20 @@ pub(crate) struct Connection {
     verbatim: bool,
     /// The transcript's mirror into the session store, if one is set.
     mirror: Option<mirror::Mirror>,
+    /// The session's span, the parent of the others ([`telemetry`]), until
+    /// the session ends: then it is let go, so that it ends as soon as its
+    /// last child does (not when the last [`Control`](crate::Control) is dropped).
+    span: Mutex<Option<tracing::Span>>,
+    /// Whether the session's span is recorded (a subscriber wanted it when
+    /// the session started): if not, no span of the session is made.
+    traced: bool,
+    /// Fired once the reader has ended the session ([`Connection::end`]).
+    ended: CancellationToken,
+    /// The spans of the turns written and not answered yet, oldest first
+    /// (only enabled ones).
+    turns: Mutex<VecDeque<tracing::Span>>,
+    /// Tool spans record the arguments ([`CliTelemetry::tool_details`](crate::CliTelemetry::tool_details())).
+    pub(crate) tool_details: bool,
 }
 
 /// A running CLI session. Dropping it kills the CLI's process group.
@@ -99,8 +115,9 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Starts the CLI for `options` and the tasks around it. Sends nothing.
-    pub(crate) async fn spawn(options: &Options) -> Result<Self> {
+    /// Starts the CLI for `options` and the tasks around it, in `span` (the
+    /// session's, see [`telemetry::session`]). Sends nothing.
+    pub(crate) async fn spawn(options: &Options, span: tracing::Span) -> Result<Self> {
         let cli = transport::find_cli(options.cli_path.as_deref())?;
         // With a session store, a session to resume is restored from it first.
         let mirror_config = mirror::MirrorConfig::from_options(options)?;
@@ -109,7 +126,9 @@ impl Session {
             None => (None, Default::default()),
         };
         let options = resumed.as_ref().unwrap_or(options);
-        let mut cmd = command::build_for(options, cli.into_os_string())?;
+        // The CLI's spans are children of the session's.
+        let trace = telemetry::w3c_context(&span);
+        let mut cmd = command::build_for(options, cli.into_os_string(), trace.as_ref())?;
         if let Some(spawn) = &options.spawn {
             let program = cmd.program.clone();
             cmd = spawn(cmd).map_err(|source| Error::Spawn {
@@ -125,6 +144,7 @@ impl Session {
         config.max_line_bytes = options.effective_max_line_bytes();
         config.stderr_callback = options.stderr.clone();
         let process = transport::spawn(config)?;
+        span.record("process.pid", process.child.pid());
 
         let (messages, inbox) = message_queue(options.effective_max_buffered_bytes());
         let (outbox, outbox_reader) = Outbox::new(bridge::NOTIFICATION_BUDGET);
@@ -158,6 +178,14 @@ impl Session {
             exit: Mutex::new(None),
             shutting_down: AtomicBool::new(false),
             verbatim: options.verbatim_prompts,
+            traced: !span.is_disabled(),
+            span: Mutex::new(Some(span)),
+            ended: CancellationToken::new(),
+            turns: Mutex::new(VecDeque::new()),
+            tool_details: options
+                .cli_telemetry
+                .as_ref()
+                .is_some_and(|t| t.tool_details),
         });
         tokio::spawn(bridge::pump(
             outbox_reader,
@@ -191,6 +219,11 @@ impl Session {
             .await?;
         let init: InitializeResponse = serde_json::from_value(answer)?;
         let version = init.claude_code_version.as_deref();
+        if let Some(version) = version {
+            self.conn.in_span(|span| {
+                span.record("claude_code.version", version);
+            });
+        }
         if let Err(e) = cli_version::check(version, self.cli_version_policy) {
             self.conn.shutdown().await;
             return Err(e);
@@ -311,6 +344,13 @@ impl Connection {
         self.check_open()?;
         // Counted before sending: the result may arrive before `send` returns.
         self.open_turns.fetch_add(1, Ordering::SeqCst);
+        if self.traced {
+            let turn = self.in_span(telemetry::turn);
+            self.turns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_back(turn);
+        }
         let stamped;
         let message = if self.verbatim && !message.extra.contains_key("client_composed") {
             let mut copy = message.clone();
@@ -504,12 +544,13 @@ impl Connection {
                 }
             }
             Incoming::Message(message) => {
-                if message.is_result() {
+                if let Message::Result(result) = &message {
                     let _ = self
                         .open_turns
                         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                             Some(n.saturating_sub(1))
                         });
+                    self.turn_answered(result);
                 }
                 messages.push(message, size)?;
             }
@@ -517,11 +558,68 @@ impl Connection {
         Ok(())
     }
 
+    /// Runs `f` with the session's span (a disabled one once the session
+    /// has ended).
+    pub(crate) fn in_span<R>(&self, f: impl FnOnce(&tracing::Span) -> R) -> R {
+        match &*self.span.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(span) => f(span),
+            None => f(&tracing::Span::none()),
+        }
+    }
+
+    /// The span of a CLI request: made by `make` under the session's span,
+    /// or a disabled one when the session is not traced.
+    pub(super) fn request_span(
+        &self,
+        make: impl FnOnce(&tracing::Span) -> tracing::Span,
+    ) -> tracing::Span {
+        if self.traced {
+            self.in_span(make)
+        } else {
+            tracing::Span::none()
+        }
+    }
+
+    /// In a traced session, waits (at most 5 s) until the reader has ended
+    /// the session: then the session's span is let go and every request
+    /// withdrawn, so that the session's spans have ended (or end with
+    /// their last task) when the user learns that the session is over.
+    pub(crate) async fn wait_ended(&self) {
+        if self.traced {
+            let _ = tokio::time::timeout(Duration::from_secs(5), self.ended.cancelled()).await;
+        }
+    }
+
+    /// Ends the oldest turn's span with what its `result` says.
+    fn turn_answered(&self, result: &crate::message::ResultMessage) {
+        if !self.traced {
+            return;
+        }
+        if let Some(id) = &result.session_id {
+            self.in_span(|span| {
+                span.record("gen_ai.conversation.id", id.as_str());
+            });
+        }
+        let turn = self
+            .turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop_front();
+        if let Some(turn) = turn {
+            telemetry::record_result(&turn, result);
+        }
+    }
+
     /// The session is over: `overflow` when the user's queue overflowed,
     /// else the CLI's stdout ended.
     async fn end(&self, messages: MessageSender, overflow: Option<queue::Overflow>) {
         // Nobody will read answers any more: stop the handlers still running.
         self.withdraw_theirs();
+        // Turns that got no result end here, unanswered.
+        for turn in std::mem::take(&mut *self.turns.lock().unwrap_or_else(|e| e.into_inner())) {
+            turn.record("error.type", "unanswered");
+            turn.record("otel.status_code", "ERROR");
+        }
         // The mirror appends what it holds; its failure is how the session ended.
         let mirror_failed = match &self.mirror {
             Some(mirror) => {
@@ -561,6 +659,9 @@ impl Connection {
             messages.finish(error);
         }
         self.closed.cancel();
+        // The session span ends when its last child does.
+        drop(self.span.lock().unwrap_or_else(|e| e.into_inner()).take());
+        self.ended.cancel();
     }
 }
 

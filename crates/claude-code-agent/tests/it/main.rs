@@ -22,6 +22,8 @@ mod cli_large;
 mod cli_mcp_control;
 mod cli_methods;
 mod cli_options;
+#[cfg(feature = "opentelemetry")]
+mod cli_otel;
 mod cli_permissions;
 mod cli_process;
 #[cfg(feature = "rmcp")]

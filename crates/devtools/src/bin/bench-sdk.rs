@@ -18,6 +18,14 @@
 //! `query()` and when the first message arrived, in ns since the Unix epoch:
 //! `{"query_ns": …, "first_message_ns": …}` — as the other SDKs' benchmark
 //! programs do (`bench/python_sdk.py`, `bench/ts_sdk.mjs`).
+//!
+//! `BENCH_TRACING` installs a `tracing` subscriber, so that the SDK's spans
+//! (a session, its turn, one per tool call) are recorded: `fmt`, the
+//! `tracing-subscriber` formatter at INFO writing to stderr (it prints
+//! events, not spans: the SDK's spans cost their recording); `otel`,
+//! `tracing-opentelemetry`'s layer into the OpenTelemetry SDK with a batch
+//! span processor whose exporter drops each batch (the layer's and the
+//! SDK's cost, not a network's). Unset: no subscriber.
 
 use claude_code_agent::mcp::{Server, Tool};
 use claude_code_agent::{Message, Options, query};
@@ -42,7 +50,49 @@ struct AddArgs {
 /// Room for the 10 MiB payload phase.
 const MAX_RESULT: usize = 64 << 20;
 
+/// The `otel` subscriber's exporter: takes each batch and drops it.
+#[derive(Debug)]
+struct Discard;
+
+impl opentelemetry_sdk::trace::SpanExporter for Discard {
+    async fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        drop(batch);
+        Ok(())
+    }
+}
+
+/// Installs the subscriber `BENCH_TRACING` names; the OpenTelemetry
+/// provider to shut down at the end, if any.
+fn install_tracing() -> Result<Option<opentelemetry_sdk::trace::SdkTracerProvider>, String> {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+    match std::env::var("BENCH_TRACING").as_deref() {
+        Err(_) | Ok("") => Ok(None),
+        Ok("fmt") => {
+            tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_max_level(tracing::Level::INFO)
+                .init();
+            Ok(None)
+        }
+        Ok("otel") => {
+            let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+                .with_batch_exporter(Discard)
+                .build();
+            let subscriber = tracing_subscriber::registry()
+                .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("bench-sdk")));
+            tracing::subscriber::set_global_default(subscriber).map_err(|e| e.to_string())?;
+            Ok(Some(provider))
+        }
+        Ok(other) => Err(format!("BENCH_TRACING={other}: expected fmt or otel")),
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let provider = install_tracing()?;
     // `BENCH_TOKIO=current_thread` runs everything on one thread (to measure
     // what the worker-thread hand-offs of the default runtime cost).
     let runtime = match std::env::var("BENCH_TOKIO").as_deref() {
@@ -51,7 +101,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     .enable_all()
     .build()?;
-    runtime.block_on(run())
+    let outcome = runtime.block_on(run());
+    if let Some(provider) = provider {
+        provider.shutdown()?;
+    }
+    outcome
 }
 
 async fn run() -> Result<(), Box<dyn std::error::Error>> {
