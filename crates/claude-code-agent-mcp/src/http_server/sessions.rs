@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::config::StreamableHttpConfig;
 use super::hub::Hub;
+use super::replica::Record;
 use crate::Session;
 
 /// One client's session: the server-side [`Session`] and its SSE streams.
@@ -44,6 +45,9 @@ pub(crate) struct HttpSession {
     /// When its record in the event store was last kept (µs, as
     /// `last_seen`).
     store_touched: AtomicU64,
+    /// With an event store: its record there, as last saved (replica.rs).
+    /// Each change is saved under this lock, so saves keep their order.
+    pub(crate) record: tokio::sync::Mutex<Option<Box<Record>>>,
 }
 
 impl HttpSession {
@@ -276,6 +280,7 @@ impl SessionTable {
             protocol: OnceLock::new(),
             owner: OnceLock::new(),
             store_touched: AtomicU64::new(now),
+            record: tokio::sync::Mutex::new(None),
         })
     }
 
