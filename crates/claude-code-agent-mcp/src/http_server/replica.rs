@@ -29,7 +29,6 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -37,7 +36,7 @@ use super::EndpointState;
 use super::auth::chain;
 use super::config::StreamableHttpConfig;
 use super::hub::{Hub, Rx, frame_text};
-use super::sessions::{HttpSession, Owner};
+use super::sessions::{HttpSession, Record};
 use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
 use crate::server::{RequestContext, answer};
 
@@ -45,22 +44,6 @@ use crate::server::{RequestContext, answer};
 const BATCH: usize = 256;
 /// Attempts to take over a stream that its replica goes on writing.
 const TAKE_OVER_TRIES: usize = 8;
-
-/// What a replica needs to take a session over. A replica of an older
-/// version reads it without the fields it does not know.
-#[derive(Clone, Serialize, Deserialize)]
-pub(crate) struct Record {
-    protocol: String,
-    owner: Option<Owner>,
-    initialize: Value,
-    /// The `level` of the client's last `logging/setLevel`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    level: Option<Value>,
-    /// The resources the client subscribed to (`resources/subscribe`) and
-    /// did not unsubscribe from.
-    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
-    subscriptions: BTreeSet<String>,
-}
 
 /// The record of an ended session (DELETE), kept for the idle timeout so
 /// that the replicas holding a copy of the session learn it ended.
