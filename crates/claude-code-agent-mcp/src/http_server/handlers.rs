@@ -173,9 +173,12 @@ async fn existing_session(
         )
     };
     let http = match (shared.sessions.get(sid), &shared.config.event_store) {
-        (Some(http), store) => {
-            if let Some(store) = store {
-                replica::touch(shared, store, &http);
+        (Some(http), None) => http,
+        (Some(http), Some(store)) => {
+            if !replica::check(shared, store, &http).await {
+                // Ended (DELETE) through another replica.
+                shared.sessions.remove(sid);
+                return Err(not_found());
             }
             http
         }
@@ -337,6 +340,8 @@ async fn post(
             ResponseMode::Sse => true,
             ResponseMode::Auto => method == "tools/call",
         };
+    // A change to what the session keeps, for its record in the store.
+    let change = replica::change(&shared.config, &message);
     if !sse {
         let reply = if method == "tools/call" && watchdog::can_watch() {
             // A handler that blocks its thread is answered on time all the
@@ -344,8 +349,11 @@ async fn post(
             watched::answer_watched(Arc::clone(&shared.handler), message, ctx).await
         } else {
             answer(shared.handler.as_ref(), message, ctx).await
+        };
+        if let Some(change) = change {
+            replica::remember(shared, &http, &change, reply.as_ref()).await;
         }
-        .unwrap_or(Value::Null);
+        let reply = reply.unwrap_or(Value::Null);
         let body = http.hub.json(&reply, Some(ticket));
         drop(reply);
         return json_body(StatusCode::OK, body, None);
@@ -380,6 +388,9 @@ async fn post(
         async move {
             let _running = running;
             let reply = answer(shared.handler.as_ref(), message, stream_ctx).await;
+            if let Some(change) = change {
+                replica::remember(&shared, &http, &change, reply.as_ref()).await;
+            }
             if watch.as_ref().is_none_or(|w| w.settle()) {
                 if let Some(reply) = reply {
                     http.hub.answer(stream, &reply, ticket);
@@ -544,7 +555,7 @@ async fn delete(
         Err(r) => return r,
     };
     if let Some(store) = &shared.config.event_store
-        && let Err(e) = replica::remove(shared, store, &http.id).await
+        && let Err(e) = replica::end(shared, store, &http.id).await
     {
         return store_failed(&Value::Null, "ending a session", &e);
     }

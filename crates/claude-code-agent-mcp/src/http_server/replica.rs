@@ -1,11 +1,17 @@
 //! Replicas sharing an [`EventStore`]: what the endpoint does with one.
 //!
-//! * A session's record is saved when `initialize` succeeds, kept while the
-//!   session is used (a touch at most every quarter of the idle timeout)
-//!   and removed by DELETE. A replica that gets a request for a session it
-//!   does not have loads the record and takes the session over: the
-//!   handler gets the client's `initialize` again (its answer unsent) and
-//!   `notifications/initialized`.
+//! * A session's record is saved when `initialize` succeeds, again when
+//!   the client changes what the session keeps after it (`logging/setLevel`,
+//!   `resources/subscribe`, `resources/unsubscribe`: [`remember`]), kept
+//!   while the session is used (a touch at most every quarter of the idle
+//!   timeout), and replaced by an empty one, the mark of an ended session,
+//!   by DELETE. A replica that gets a request for a session it does not
+//!   have loads the record and takes the session over: the handler gets
+//!   the client's `initialize` again (its answer unsent),
+//!   `notifications/initialized`, then the client's level and
+//!   subscriptions as requests of their own. Each request on a session
+//!   reads its record first ([`check`]): a session ended on any replica is
+//!   404 on every one.
 //! * A stream's `Open` (its request id) is stored before its response
 //!   starts; each event is stored before it goes to the client, by one
 //!   writer task per session that batches what waits (one store round trip
@@ -18,18 +24,19 @@
 //!   the dead replica's late answer is refused) — or, for a GET stream,
 //!   this replica's own GET stream.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::EndpointState;
 use super::auth::chain;
+use super::config::StreamableHttpConfig;
 use super::hub::{Hub, Rx, frame_text};
-use super::sessions::{HttpSession, Owner};
+use super::sessions::{HttpSession, Record};
 use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
 use crate::server::{RequestContext, answer};
 
@@ -38,12 +45,20 @@ const BATCH: usize = 256;
 /// Attempts to take over a stream that its replica goes on writing.
 const TAKE_OVER_TRIES: usize = 8;
 
-/// What a replica needs to take a session over.
-#[derive(Serialize, Deserialize)]
-struct Record {
-    protocol: String,
-    owner: Option<Owner>,
-    initialize: Value,
+/// The record of an ended session (DELETE), kept for the idle timeout so
+/// that the replicas holding a copy of the session learn it ended.
+const ENDED: &[u8] = b"";
+
+/// `request` (a copy), if it may change what a session keeps after
+/// `initialize` and `config` has an event store: what [`remember`] then
+/// takes.
+pub(crate) fn change(config: &StreamableHttpConfig, request: &Value) -> Option<Value> {
+    let method = request.get("method").and_then(Value::as_str)?;
+    let changes = matches!(
+        method,
+        "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe"
+    );
+    (changes && config.event_store.is_some()).then(|| request.clone())
 }
 
 /// `future`, failing once `timeout` has passed.
@@ -136,11 +151,73 @@ pub(crate) async fn save(
         protocol: http.protocol.get().cloned().unwrap_or_default(),
         owner: http.owner.get().map(|owner| (**owner).clone()),
         initialize,
+        level: None,
+        subscriptions: BTreeSet::new(),
     };
-    let bytes = serde_json::to_vec(&record).unwrap_or_default();
+    let mut kept = http.record.lock().await;
+    store_record(shared, store, &http.id, &record).await?;
+    *kept = Some(Box::new(record));
+    Ok(())
+}
+
+async fn store_record(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    id: &str,
+    record: &Record,
+) -> Result<(), StoreError> {
+    let bytes = serde_json::to_vec(record).unwrap_or_default();
     let config = &shared.config;
-    let saving = store.save_session(&http.id, &bytes, config.idle_timeout);
+    let saving = store.save_session(id, &bytes, config.idle_timeout);
     bounded(config.store_timeout, "saving a session", saving).await
+}
+
+/// After the handler answered `request` with `reply` on `http`: if the
+/// request changed what the session keeps (its log level, its
+/// subscriptions) and succeeded, the session's record in the store says so
+/// before the answer goes out, so that a replica that takes the session
+/// over keeps it. A store that fails is logged: the session goes on here,
+/// and a takeover would miss the change.
+pub(crate) async fn remember(
+    shared: &EndpointState,
+    http: &HttpSession,
+    request: &Value,
+    reply: Option<&Value>,
+) {
+    let Some(store) = &shared.config.event_store else {
+        return;
+    };
+    let method = request.get("method").and_then(Value::as_str);
+    if reply.is_none_or(|r| r.get("result").is_none()) {
+        return;
+    }
+    let params = request.get("params");
+    let uri = || {
+        params
+            .and_then(|p| p.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let mut kept = http.record.lock().await;
+    let Some(record) = kept.as_mut() else {
+        return;
+    };
+    match method.unwrap_or_default() {
+        "logging/setLevel" => record.level = params.and_then(|p| p.get("level")).cloned(),
+        "resources/subscribe" => record.subscriptions.extend(uri()),
+        _ => {
+            if let Some(uri) = uri() {
+                record.subscriptions.remove(&uri);
+            }
+        }
+    }
+    if let Err(e) = store_record(shared, store, &http.id, record).await {
+        tracing::warn!(
+            error = %chain(&e),
+            "MCP HTTP: a session's level or subscriptions were not stored (a replica that \
+             takes it over would not have them)"
+        );
+    }
 }
 
 /// What became of a session asked for from the store.
@@ -163,6 +240,9 @@ pub(crate) async fn adopt(
     let Some(bytes) = bounded(timeout, "loading a session", store.load_session(id)).await? else {
         return Ok(Adopted::Unknown);
     };
+    if bytes == ENDED {
+        return Ok(Adopted::Unknown);
+    }
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| {
         StoreError::new(format!(
             "the event store's record of session {id} is not one this version wrote"
@@ -172,13 +252,28 @@ pub(crate) async fn adopt(
     let http = shared.sessions.build(id.to_owned(), &shared.config);
     attach(&http, store, timeout);
     let ctx = RequestContext::with_session(http.session.clone());
-    let _ = answer(shared.handler.as_ref(), record.initialize, ctx.clone()).await;
+    let handler = shared.handler.as_ref();
+    let _ = answer(handler, record.initialize.clone(), ctx.clone()).await;
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = answer(shared.handler.as_ref(), initialized, ctx).await;
-    let _ = http.protocol.set(record.protocol);
-    if let Some(owner) = record.owner {
+    let _ = answer(handler, initialized, ctx.clone()).await;
+    // What the client set since, each as the request that set it (its
+    // answer unsent).
+    let level = record
+        .level
+        .iter()
+        .map(|level| ("logging/setLevel", json!({"level": level})));
+    let subscriptions =
+        (record.subscriptions.iter()).map(|uri| ("resources/subscribe", json!({"uri": uri})));
+    for (n, (method, params)) in level.chain(subscriptions).enumerate() {
+        let request = json!({"jsonrpc": "2.0", "id": format!("takeover-{n}"),
+            "method": method, "params": params});
+        let _ = answer(handler, request, ctx.clone()).await;
+    }
+    let _ = http.protocol.set(record.protocol.clone());
+    if let Some(owner) = record.owner.clone() {
         let _ = http.owner.set(Box::new(owner));
     }
+    *http.record.lock().await = Some(Box::new(record));
     match shared.sessions.insert(http, &shared.config) {
         Some(http) => {
             tracing::info!(
@@ -191,19 +286,56 @@ pub(crate) async fn adopt(
     }
 }
 
-/// Forgets session `id` in the store (DELETE).
-pub(crate) async fn remove(
+/// Marks session `id` ended in the store (DELETE): its record becomes
+/// the empty one, kept for the idle timeout (as long as a copy of the
+/// session may live on another replica), which [`check`] and [`adopt`]
+/// read as "ended".
+pub(crate) async fn end(
     shared: &EndpointState,
     store: &Arc<dyn EventStore>,
     id: &str,
 ) -> Result<(), StoreError> {
-    let removing = store.remove_session(id);
-    bounded(shared.config.store_timeout, "removing a session", removing).await
+    let config = &shared.config;
+    let ending = store.save_session(id, ENDED, config.idle_timeout);
+    bounded(config.store_timeout, "ending a session", ending).await
+}
+
+/// Whether session `http`, which this replica holds, still lives by its
+/// record in the store (`false`: another replica ended it with DELETE).
+/// A record gone (expired while a stream kept the session alive here) is
+/// saved again; a store that fails or is slow leaves the session served
+/// (requests answered here do not need the store), and is logged.
+pub(crate) async fn check(
+    shared: &EndpointState,
+    store: &Arc<dyn EventStore>,
+    http: &HttpSession,
+) -> bool {
+    let timeout = shared.config.store_timeout;
+    match bounded(timeout, "reading a session", store.load_session(&http.id)).await {
+        Ok(Some(bytes)) if bytes == ENDED => false,
+        Ok(Some(_)) => {
+            touch(shared, store, http);
+            true
+        }
+        Ok(None) => {
+            let kept = http.record.lock().await;
+            if let Some(record) = kept.as_ref()
+                && let Err(e) = store_record(shared, store, &http.id, record).await
+            {
+                tracing::warn!(error = %chain(&e), "MCP HTTP: a session's record was not saved again");
+            }
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = %chain(&e), "MCP HTTP: a session's record was not read");
+            true
+        }
+    }
 }
 
 /// Keeps the record of `http` in the store while it is used: at most one
 /// touch per quarter of the idle timeout, not waited for.
-pub(crate) fn touch(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &HttpSession) {
+fn touch(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &HttpSession) {
     let idle = shared.config.idle_timeout;
     if !http.store_touch_due(idle / 4) {
         return;

@@ -11,14 +11,34 @@
 //! otherwise (DELETE) leaves the schedule at once. No lock is held across a
 //! walk or an await.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 use super::config::StreamableHttpConfig;
 use super::hub::Hub;
 use crate::Session;
+
+/// What a replica needs to take a session over: a session's record in
+/// the event store (replica.rs). A replica of an older version reads it
+/// without the fields it does not know.
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub(crate) protocol: String,
+    pub(crate) owner: Option<Owner>,
+    pub(crate) initialize: Value,
+    /// The `level` of the client's last `logging/setLevel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) level: Option<Value>,
+    /// The resources the client subscribed to (`resources/subscribe`) and
+    /// did not unsubscribe from.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub(crate) subscriptions: BTreeSet<String>,
+}
 
 /// One client's session: the server-side [`Session`] and its SSE streams.
 /// The subject and client of the access token that opened a session.
@@ -44,6 +64,9 @@ pub(crate) struct HttpSession {
     /// When its record in the event store was last kept (µs, as
     /// `last_seen`).
     store_touched: AtomicU64,
+    /// With an event store: its record there, as last saved (replica.rs).
+    /// Each change is saved under this lock, so saves keep their order.
+    pub(crate) record: tokio::sync::Mutex<Option<Box<Record>>>,
 }
 
 impl HttpSession {
@@ -276,6 +299,7 @@ impl SessionTable {
             protocol: OnceLock::new(),
             owner: OnceLock::new(),
             store_touched: AtomicU64::new(now),
+            record: tokio::sync::Mutex::new(None),
         })
     }
 

@@ -13,15 +13,15 @@ use std::sync::{Arc, Weak};
 
 use futures::StreamExt;
 use futures::channel::mpsc;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, JsonRpcMessage, ServerJsonRpcMessage};
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::guard::{Clocks, Guarded, Limits};
 use crate::jsonrpc::{self, ErrorObject, RequestId};
-use crate::server::ResponseStream;
 use crate::server::SessionInner;
+use crate::server::{AccessToken, ResponseStream};
 use crate::transport::RequestTable;
 
 /// A request forwarded to the service, waiting for its answer.
@@ -148,6 +148,7 @@ impl Link {
         client_id: Value,
         tool: Option<String>,
         stream: Option<Arc<dyn ResponseStream>>,
+        access_token: Option<Arc<AccessToken>>,
     ) -> Result<Pending<'_>, ErrorObject> {
         let id = RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed));
         message.insert("id".into(), id.to_value());
@@ -156,8 +157,16 @@ impl Link {
             .and_then(|p| p.get("_meta"))
             .and_then(|m| m.get("progressToken"))
             .cloned();
-        let parsed: ClientJsonRpcMessage = serde_json::from_value(Value::Object(message))
+        let mut parsed: ClientJsonRpcMessage = serde_json::from_value(Value::Object(message))
             .map_err(|e| ErrorObject::invalid_params(format!("malformed request: {e}")))?;
+        // The request's verified access token, where rmcp hands a handler
+        // what its transport knows: `RequestContext::extensions`.
+        if let (JsonRpcMessage::Request(request), Some(token)) = (&mut parsed, access_token) {
+            request
+                .request
+                .extensions_mut()
+                .insert(AccessToken::clone(&token));
+        }
         let (tx, rx) = oneshot::channel();
         let client_key = RequestId::from_value(&client_id);
         let waiter = Waiter {

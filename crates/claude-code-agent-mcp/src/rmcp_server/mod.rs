@@ -75,6 +75,12 @@
 //!   ([`limits::DEFAULT_MAX_RESULT_CHARS`]).
 //! * **Ids as sent.** Requests reach the loop under ids of the adapter's
 //!   own, so any id the client uses is answered with that id.
+//! * **The access token.** On a protected resource (Streamable HTTP with
+//!   OAuth), each request's verified [`AccessToken`](crate::server::AccessToken)
+//!   is in the rmcp handler's `RequestContext::extensions`
+//!   (`context.extensions.get::<AccessToken>()`, or the macros'
+//!   `Extension<AccessToken>` parameter), as native tools have it from
+//!   [`ToolContext::access_token`](crate::server::ToolContext::access_token).
 //! * A repeated `initialize` (the Claude Code CLI reconnecting) starts a
 //!   fresh service for the session, so it is negotiated like the first.
 //!
@@ -260,7 +266,7 @@ impl RmcpServer {
             ));
         };
         let parts = ctx.into_parts();
-        let (session, stream) = (parts.session, parts.stream);
+        let (session, stream, access_token) = (parts.session, parts.stream, parts.access_token);
         if kind != jsonrpc::Kind::Request {
             if kind == jsonrpc::Kind::Invalid {
                 let id = map.get("id").cloned().unwrap_or(Value::Null);
@@ -293,10 +299,11 @@ impl RmcpServer {
                 .to_owned()
         });
         let link = self.link(session.as_ref(), method == "initialize");
-        let reply = match link.send_request(map, client_id.clone(), tool.clone(), stream) {
-            Ok(pending) => pending.answer().await,
-            Err(error) => Some(jsonrpc::error_response(&client_id, error)),
-        };
+        let reply =
+            match link.send_request(map, client_id.clone(), tool.clone(), stream, access_token) {
+                Ok(pending) => pending.answer().await,
+                Err(error) => Some(jsonrpc::error_response(&client_id, error)),
+            };
         let mut reply =
             reply.unwrap_or_else(|| jsonrpc::error_response(&client_id, link::stopped()));
         if let Some(tool) = &tool {

@@ -15,7 +15,7 @@ use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPai
 use base64::Engine;
 use claude_code_agent_mcp::http_server::{
     IntrospectionVerifier, JwtAlgorithm, JwtVerifier, ProtectedResource, StaticToken,
-    StreamableHttpConfig, StreamableHttpService, VerificationKey,
+    StreamableHttpConfig, StreamableHttpService, TokenVerifier, VerificationKey,
 };
 use claude_code_agent_mcp::{Server, Tool, ToolContext};
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -868,11 +868,15 @@ async fn a_verifier_that_does_not_answer_is_a_503() {
 /// An RFC 7662 introspection endpoint: `opaque-good` is active for the
 /// audience it is told, `opaque-elsewhere` for another one, anything else
 /// inactive (401, as the TypeScript SDK's demo answers); `/down` is a 500.
+/// `opaque-2` is active too, `opaque-forever` active without `exp`. Each
+/// introspection counts one in `calls`.
 async fn serve_introspection(
     audience: Arc<Mutex<String>>,
+    calls: Arc<AtomicUsize>,
 ) -> (String, tokio::task::JoinHandle<()>) {
     let introspect = move |headers: axum::http::HeaderMap, body: String| {
         let audience = audience.lock().unwrap().clone();
+        calls.fetch_add(1, Ordering::SeqCst);
         async move {
             assert_eq!(
                 headers["content-type"], "application/x-www-form-urlencoded",
@@ -894,7 +898,12 @@ async fn serve_introspection(
                        "scope": "mcp", "aud": aud, "exp": now() + 60})
             };
             match token.as_str() {
-                "opaque-good" => (StatusCode::OK, axum::Json(active(&audience))),
+                "opaque-good" | "opaque-2" => (StatusCode::OK, axum::Json(active(&audience))),
+                "opaque-forever" => {
+                    let mut answer = active(&audience);
+                    answer.as_object_mut().unwrap().remove("exp");
+                    (StatusCode::OK, axum::Json(answer))
+                }
                 "opaque-elsewhere" => (StatusCode::OK, axum::Json(active("http://elsewhere/mcp"))),
                 _ => (
                     StatusCode::UNAUTHORIZED,
@@ -920,7 +929,8 @@ async fn serve_introspection(
 #[tokio::test]
 async fn opaque_tokens_are_introspected() {
     let audience = Arc::new(Mutex::new(String::new()));
-    let (origin, task) = serve_introspection(Arc::clone(&audience)).await;
+    let calls = Arc::default();
+    let (origin, task) = serve_introspection(Arc::clone(&audience), calls).await;
     let endpoint = format!("{origin}/introspect");
     let r = start_with(
         |url| {
@@ -979,6 +989,45 @@ async fn opaque_tokens_are_introspected() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn introspection_answers_are_cached_until_the_token_expires_in_a_bounded_cache() {
+    let audience = Arc::new(Mutex::new("https://r/mcp".to_owned()));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (origin, _task) = serve_introspection(audience, Arc::clone(&calls)).await;
+    let verifier = |capacity| {
+        IntrospectionVerifier::new(format!("{origin}/introspect"), "https://r/mcp")
+            .client_credentials("rs", Some("pw"))
+            .cache_capacity(capacity)
+    };
+    let count = |verifier: IntrospectionVerifier, tokens: &'static [&'static str]| {
+        let calls = Arc::clone(&calls);
+        async move {
+            calls.store(0, Ordering::SeqCst);
+            for token in tokens {
+                let verified = verifier.verify(token).await;
+                assert_eq!(verified.unwrap().subject(), Some("user-7"), "{token}");
+            }
+            calls.load(Ordering::SeqCst)
+        }
+    };
+    let good: &[&str] = &["opaque-good"; 3];
+    assert_eq!(count(verifier(10), good).await, 1, "cached after the first");
+    assert_eq!(count(verifier(0), good).await, 3, "no cache");
+    let forever: &[&str] = &["opaque-forever"; 2];
+    assert_eq!(count(verifier(10), forever).await, 2, "no exp: not cached");
+    // One place: each token pushes the other out; two: both stay.
+    let two: &[&str] = &["opaque-good", "opaque-2", "opaque-good", "opaque-2"];
+    assert_eq!(count(verifier(1), two).await, 4);
+    assert_eq!(count(verifier(2), two).await, 2);
+    // An inactive token is asked about each time.
+    calls.store(0, Ordering::SeqCst);
+    let shared = verifier(10);
+    for _ in 0..2 {
+        assert!(shared.verify("opaque-unknown").await.is_err());
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
 /// The positive and negative cases with recognisable tokens, under a

@@ -4,7 +4,9 @@
 //! cut on one resumes from another with every event it missed, once; a
 //! stream whose replica stopped ends with a retryable error, and that
 //! replica's late answer is refused; a store that does not answer fails
-//! requests with 503 on time. `scale_out.rs` does the same through HAProxy
+//! requests with 503 on time; a session taken over keeps the level and
+//! subscriptions its client set; a DELETE on one replica ends the session
+//! on every one. `scale_out.rs` does the same through HAProxy
 //! and nginx, with Redis and `kill -9`.
 
 use std::future::pending;
@@ -17,7 +19,9 @@ use claude_code_agent_mcp::server::{StoredTask, TaskStore};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::calc::calc_server;
+use claude_code_agent_mcp::server::{Resource, ResourceRequest};
+
+use crate::support::calc::{calc_builder, calc_server};
 use crate::support::wire::{Event, Events, Http};
 
 const V: &str = "2025-11-25";
@@ -125,8 +129,7 @@ async fn a_session_opened_on_one_replica_is_served_by_another_until_deleted() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(store.kept().0, 0, "its record is gone");
-    // Deleted from the store too: a third replica does not find it.
+    // Ended in the store too: a third replica does not find it.
     let c = replica(&store).await;
     let r = c.post(Some((&sid, V)), &call).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::NOT_FOUND);
@@ -254,6 +257,109 @@ async fn a_stream_whose_replica_stopped_ends_with_a_retryable_error_and_its_late
     assert_eq!(again.len(), got.len(), "replayed as it is, once ended");
 }
 
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// The calculator with two resources to subscribe to; its handle (to tell
+/// subscribers of an update) and a replica serving it.
+async fn replica_with_resources(store: &MemoryEventStore) -> (claude_code_agent_mcp::Server, Http) {
+    let resource = |uri: &str| Resource::new(uri, uri, |_: ResourceRequest| async { "text" });
+    let server = calc_builder("calc")
+        .resource(resource("test://a"))
+        .resource(resource("test://b"))
+        .build();
+    let config = StreamableHttpConfig::default().event_store(store.clone());
+    (server.clone(), Http::serve(server, config).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_taken_over_keeps_its_logging_level_and_subscriptions() {
+    let store = MemoryEventStore::new();
+    let (_, a) = replica_with_resources(&store).await;
+    let sid = a.initialize(V, json!({})).await;
+    let level = request(2, "logging/setLevel", json!({"level": "warning"}));
+    let subscribe = |id, uri| request(id, "resources/subscribe", json!({"uri": uri}));
+    for message in [
+        level,
+        subscribe(3, "test://a"),
+        subscribe(4, "test://b"),
+        request(5, "resources/unsubscribe", json!({"uri": "test://b"})),
+    ] {
+        let answer = a.exchange((&sid, V), &message).await;
+        assert_eq!(answer[0]["result"], json!({}), "{message}: {answer:?}");
+    }
+    drop(a); // gone: the session goes on at another replica
+
+    let (server, b) = replica_with_resources(&store).await;
+    // `slow` logs at `info` at each step: below the level the client set.
+    let answer = b.exchange((&sid, V), &slow(6, 2, 0)).await;
+    let methods: Vec<_> = answer.iter().map(|m| m["method"].clone()).collect();
+    assert_eq!(
+        answer.last().unwrap()["result"]["content"][0]["text"],
+        "done after 2 steps",
+        "{answer:?}"
+    );
+    assert!(
+        !methods.contains(&json!("notifications/message")),
+        "the level set on the first replica holds on the second: {answer:?}"
+    );
+    assert!(
+        methods.contains(&json!("notifications/progress")),
+        "{answer:?}"
+    );
+    assert_eq!(
+        server.notify_resource_updated("test://a"),
+        1,
+        "still subscribed"
+    );
+    assert_eq!(
+        server.notify_resource_updated("test://b"),
+        0,
+        "unsubscribed"
+    );
+
+    // A change made on the second replica follows the session to a third.
+    let info = request(7, "logging/setLevel", json!({"level": "info"}));
+    assert_eq!(b.exchange((&sid, V), &info).await[0]["result"], json!({}));
+    drop(b);
+    let (_, c) = replica_with_resources(&store).await;
+    let answer = c.exchange((&sid, V), &slow(8, 2, 0)).await;
+    let logged = answer
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .count();
+    assert_eq!(logged, 2, "at `info`, each step is logged: {answer:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delete_on_one_replica_ends_the_session_on_every_one() {
+    let store = MemoryEventStore::new();
+    let a = replica(&store).await;
+    let b = replica(&store).await;
+    let sid = a.initialize(V, json!({})).await;
+    let list = request(2, "tools/list", json!({}));
+    // Both hold it: b took it over (a balancer moved it, say).
+    for replica in [&a, &b] {
+        let tools = replica.exchange((&sid, V), &list).await;
+        assert!(tools[0]["result"]["tools"].is_array(), "{tools:?}");
+    }
+    let r = a
+        .http
+        .delete(&a.url)
+        .header("mcp-session-id", &sid)
+        .header("mcp-protocol-version", V)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    // b, which still has its copy, learns it ended from the store.
+    for replica in [&b, &a] {
+        let r = replica.post(Some((&sid, V)), &list).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    }
+}
+
 /// A store that never answers (a partitioned database).
 #[derive(Debug)]
 struct Silent;
@@ -321,6 +427,9 @@ async fn a_store_that_does_not_answer_fails_requests_with_503_on_time() {
     assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
 }
 
+/// The bytes of events a store of the contract test keeps per stream.
+pub const CONTRACT_BYTES: usize = 1000;
+
 fn event(stream: u64, seq: u64) -> StreamWrite {
     StreamWrite::Event {
         stream,
@@ -330,8 +439,8 @@ fn event(stream: u64, seq: u64) -> StreamWrite {
 }
 
 /// What every [`EventStore`] must do, checked on `store`, made to keep 2
-/// events per stream and streams for `ttl` (`scale_out.rs` runs it on
-/// Redis); its tasks are made to be kept `ttl`.
+/// events per stream, [`CONTRACT_BYTES`] of them, and streams for `ttl`
+/// (`scale_out.rs` runs it on Redis); its tasks are made to be kept `ttl`.
 pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
     let s = format!("contract-{}", std::process::id());
     let s = s.as_str();
@@ -414,7 +523,43 @@ pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
         assert_eq!(seqs, [1, 2], "stream {stream}");
     }
 
-    // Sessions: kept, touched, removed; and expiring.
+    // Capped in bytes too: a big event pushes out the older ones, and is
+    // kept even alone over the cap.
+    let sized = |seq: u64, bytes: usize| {
+        let head = format!("id: 5-{seq}\nevent: message\ndata: ");
+        let pad = "x".repeat(bytes - head.len() - 2);
+        StreamWrite::Event {
+            stream: 5,
+            seq,
+            frame: format!("{head}{pad}\n\n").into(),
+        }
+    };
+    let writes = [sized(1, 60), sized(2, 60), sized(3, CONTRACT_BYTES - 50)];
+    assert_eq!(store.write(s, &writes).await.unwrap(), [true; 3]);
+    let kept = store.read(s, 5).await.unwrap().unwrap();
+    let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, [3], "the bytes of 2 and 3 are over the cap");
+    assert_eq!(kept.events[0].1.len(), CONTRACT_BYTES - 50);
+    let writes = [sized(4, 60), sized(5, CONTRACT_BYTES * 2)];
+    assert_eq!(store.write(s, &writes).await.unwrap(), [true; 2]);
+    let kept = store.read(s, 5).await.unwrap().unwrap();
+    let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, [5], "the newest is kept whatever its size");
+    assert_eq!(store.write(s, &[sized(6, 60)]).await.unwrap(), [true]);
+    let kept = store.read(s, 5).await.unwrap().unwrap();
+    let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, [6], "its bytes left with it");
+    let writes = [sized(7, 60), sized(8, 60)];
+    assert_eq!(store.write(s, &writes).await.unwrap(), [true; 2]);
+    let kept = store.read(s, 5).await.unwrap().unwrap();
+    let seqs: Vec<u64> = kept.events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(seqs, [7, 8], "under the cap in bytes, 2 events");
+
+    // Sessions: kept, touched, removed; and expiring. An empty record (an
+    // ended session's) is kept as one.
+    store.save_session(s, b"", ttl).await.unwrap();
+    let record = store.load_session(s).await.unwrap();
+    assert_eq!(record.as_deref(), Some(&b""[..]));
     store.save_session(s, b"record", ttl).await.unwrap();
     let record = store.load_session(s).await.unwrap();
     assert_eq!(record.as_deref(), Some(&b"record"[..]));
@@ -466,6 +611,9 @@ pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
 #[tokio::test]
 async fn the_memory_store_keeps_the_contract() {
     let ttl = Duration::from_millis(100);
-    let store = MemoryEventStore::new().events_per_stream(2).ttl(ttl);
+    let store = MemoryEventStore::new()
+        .events_per_stream(2)
+        .bytes_per_stream(CONTRACT_BYTES)
+        .ttl(ttl);
     the_store_contract_holds(&store, ttl).await;
 }

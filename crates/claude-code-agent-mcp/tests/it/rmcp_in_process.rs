@@ -2,12 +2,14 @@
 //! by our client in process: its timeout follows progress when
 //! `reset_timeout_on_progress` is set — a call that keeps reporting progress
 //! outlives the base timeout and still stops at the cap — and is fixed
-//! otherwise.
+//! otherwise; its tools get the request's access token.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use claude_code_agent_mcp::client::{McpClient, RequestOptions};
 use claude_code_agent_mcp::rmcp_server::RmcpServer;
+use claude_code_agent_mcp::server::AccessToken;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     ProgressNotificationParam,
@@ -143,4 +145,43 @@ async fn without_progress_or_without_the_option_the_timeout_is_fixed() {
         text(&fixed)
     );
     client.close().await.unwrap();
+}
+
+/// `whoami`: the subject of the request's access token, `nobody` without one.
+struct Whoami;
+
+impl ServerHandler for Whoami {
+    async fn call_tool(
+        &self,
+        _: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let token = context.extensions.get::<AccessToken>();
+        let who = token.and_then(AccessToken::subject).unwrap_or("nobody");
+        Ok(CallToolResult::success(vec![ContentBlock::text(who)]).into())
+    }
+}
+
+#[tokio::test]
+async fn an_rmcp_tool_gets_the_request_s_access_token() {
+    use claude_code_agent_mcp::{Handler, Session};
+    let server = RmcpServer::new(Whoami);
+    let session = Session::new();
+    let ctx = || claude_code_agent_mcp::RequestContext::with_session(session.clone());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    server.handle(init, ctx()).await.unwrap();
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "whoami", "arguments": {}}})
+    };
+    let alice = AccessToken::from_claims(json!({"sub": "alice"}).as_object().unwrap().clone());
+    let reply = server
+        .handle(call(2), ctx().with_access_token(Arc::new(alice)))
+        .await
+        .unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "alice", "{reply}");
+    let reply = server.handle(call(3), ctx()).await.unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "nobody", "{reply}");
 }

@@ -888,6 +888,7 @@ async fn the_redis_store_keeps_the_contract() {
     let store = RedisEventStore::new(&format!("redis://127.0.0.1:{port}"))
         .unwrap()
         .events_per_stream(2)
+        .bytes_per_stream(crate::replicas::CONTRACT_BYTES)
         .ttl(ttl);
     crate::replicas::the_store_contract_holds(&store, ttl).await;
     let keys = services.redis_cli(port, &["--scan"]);

@@ -2,12 +2,14 @@
 //! authorization server's RFC 7662 introspection endpoint (feature
 //! `oauth-server`).
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use super::{TokenVerifier, VerifyError};
 use crate::server::AccessToken;
@@ -26,7 +28,15 @@ const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 /// names one of the [audiences](Self::audience), and its `exp` and `nbf`,
 /// if present, hold now. The answer's members become the
 /// [`AccessToken`]'s claims (`scope`, `client_id`, `sub`, `exp`, …).
-/// Answers are not cached: every request is one introspection.
+///
+/// An accepted token is cached until its `exp` (an answer without `exp`
+/// is not cached), so a client's requests cost one introspection per token,
+/// not one each; a token revoked at the authorization server is thus
+/// accepted until it expires. The cache is bounded
+/// ([`cache_capacity`](Self::cache_capacity), 10,000 tokens by default: past
+/// it, expired entries go, then the one that expires first), keyed by the
+/// token's SHA-256 (the tokens themselves are not kept), and shared by the
+/// verifier's clones.
 ///
 /// `"active": false` (whatever the status) is
 /// [`VerifyError::Invalid`]; an endpoint that cannot be reached, answers
@@ -49,7 +59,47 @@ pub struct IntrospectionVerifier {
     client: Option<(String, Option<String>)>,
     timeout: Duration,
     http: OnceLock<reqwest::Client>,
+    cache: Arc<Mutex<Cache>>,
 }
+
+/// Tokens accepted lately: (the token's SHA-256) → (the token, its `exp`).
+#[derive(Default)]
+struct Cache {
+    capacity: usize,
+    entries: HashMap<[u8; 32], (AccessToken, SystemTime)>,
+}
+
+impl Cache {
+    fn get(&mut self, key: &[u8; 32], now: SystemTime) -> Option<AccessToken> {
+        match self.entries.get(key) {
+            Some((token, until)) if *until > now => Some(token.clone()),
+            Some(_) => {
+                self.entries.remove(key);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn put(&mut self, key: [u8; 32], token: &AccessToken, until: SystemTime, now: SystemTime) {
+        if self.capacity == 0 || until <= now {
+            return;
+        }
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
+            self.entries.retain(|_, (_, at)| *at > now);
+        }
+        if self.entries.len() >= self.capacity && !self.entries.contains_key(&key) {
+            let first = self.entries.iter().min_by_key(|(_, (_, at))| *at);
+            if let Some(first) = first.map(|(k, _)| *k) {
+                self.entries.remove(&first);
+            }
+        }
+        self.entries.insert(key, (token.clone(), until));
+    }
+}
+
+/// Tokens cached by default.
+const CACHE_CAPACITY: usize = 10_000;
 
 impl IntrospectionVerifier {
     /// Introspects tokens at `endpoint` (the authorization server's
@@ -62,7 +112,41 @@ impl IntrospectionVerifier {
             client: None,
             timeout: Duration::from_secs(5),
             http: OnceLock::new(),
+            cache: Arc::new(Mutex::new(Cache {
+                capacity: CACHE_CAPACITY,
+                entries: HashMap::new(),
+            })),
         }
+    }
+
+    /// How many accepted tokens are cached until they expire (default
+    /// 10,000; 0: none, every request is one introspection).
+    #[must_use]
+    pub fn cache_capacity(self, tokens: usize) -> Self {
+        let mut cache = self.lock_cache();
+        cache.capacity = tokens;
+        cache.entries.clear();
+        drop(cache);
+        self
+    }
+
+    fn lock_cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The token, from the cache or else introspected (and then cached
+    /// until its `exp`).
+    async fn verified(&self, token: &str) -> Result<AccessToken, VerifyError> {
+        let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(found) = self.lock_cache().get(&key, SystemTime::now()) {
+            return Ok(found);
+        }
+        let verified = self.introspect(token).await?;
+        if let Some(until) = verified.expires_at() {
+            self.lock_cache()
+                .put(key, &verified, until, SystemTime::now());
+        }
+        Ok(verified)
     }
 
     /// Also accepts tokens for this audience.
@@ -218,7 +302,7 @@ fn form_encode(value: &str) -> String {
 
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Result<AccessToken, VerifyError>> {
-        Box::pin(self.introspect(token))
+        Box::pin(self.verified(token))
     }
 }
 

@@ -15,6 +15,8 @@ use crate::server::{MemoryTaskStore, StoredTask, TaskStore};
 const STREAM_TTL: Duration = Duration::from_secs(300);
 /// Events kept per stream, by default.
 const EVENTS_PER_STREAM: usize = 1024;
+/// Bytes of events kept per stream, by default.
+pub(crate) const BYTES_PER_STREAM: usize = 1 << 20;
 /// Writes between two sweeps of what expired.
 const SWEEP_EVERY: u64 = 1024;
 
@@ -31,6 +33,7 @@ pub struct MemoryEventStore {
     tasks: Arc<MemoryTaskStore>,
     ttl: Duration,
     events_per_stream: usize,
+    bytes_per_stream: usize,
 }
 
 #[derive(Debug, Default)]
@@ -44,6 +47,8 @@ struct Inner {
 struct Kept {
     request: Option<Value>,
     events: VecDeque<(u64, Bytes)>,
+    /// The bytes of `events`' frames.
+    bytes: usize,
     /// The seq of the last event written (kept or not).
     last: u64,
     ended: bool,
@@ -58,7 +63,7 @@ impl Default for MemoryEventStore {
 
 impl MemoryEventStore {
     /// An empty store: streams kept 5 minutes after their last write, at
-    /// most 1,024 events each.
+    /// most 1,024 events and 1 MiB of them each.
     pub fn new() -> Self {
         Self {
             inner: Arc::default(),
@@ -68,6 +73,7 @@ impl MemoryEventStore {
             )),
             ttl: STREAM_TTL,
             events_per_stream: EVENTS_PER_STREAM,
+            bytes_per_stream: BYTES_PER_STREAM,
         }
     }
 
@@ -80,6 +86,13 @@ impl MemoryEventStore {
     /// How many events a stream keeps (the oldest go first; at least 1).
     pub fn events_per_stream(mut self, events: usize) -> Self {
         self.events_per_stream = events.max(1);
+        self
+    }
+
+    /// How many bytes of events (their SSE frames) a stream keeps: the
+    /// oldest go first, the newest is kept whatever its size.
+    pub fn bytes_per_stream(mut self, bytes: usize) -> Self {
+        self.bytes_per_stream = bytes;
         self
     }
 
@@ -204,8 +217,14 @@ impl EventStore for MemoryEventStore {
                         false
                     } else {
                         kept.events.push_back((*seq, frame.clone()));
-                        if kept.events.len() > self.events_per_stream {
-                            kept.events.pop_front();
+                        kept.bytes += frame.len();
+                        while kept.events.len() > 1
+                            && (kept.events.len() > self.events_per_stream
+                                || kept.bytes > self.bytes_per_stream)
+                        {
+                            if let Some((_, old)) = kept.events.pop_front() {
+                                kept.bytes -= old.len();
+                            }
                         }
                         kept.last = kept.last.max(*seq);
                         kept.ended = take_over;

@@ -29,10 +29,13 @@ pub use redis::RedisEventStore;
 /// store ([`StreamableHttpConfig::event_store`](super::StreamableHttpConfig::event_store))
 /// also keep there:
 ///
-/// * each session's record (its `initialize` request, revision and owner),
-///   so that a replica that never saw a session takes it over when the
-///   balancer sends it one of its requests (the replica that served it died,
-///   or the balancer moved it);
+/// * each session's record (its `initialize` request, revision and owner,
+///   and what its client set since: its logging level and resource
+///   subscriptions), so that a replica that never saw a session takes it
+///   over when the balancer sends it one of its requests (the replica that
+///   served it died, or the balancer moved it); a DELETE replaces it with an
+///   empty record, the mark of an ended session, which every replica reads
+///   before serving a request on the session;
 /// * each SSE stream's request id, written before the stream's first byte,
 ///   and its events, each written **before** it goes to the client, so that
 ///   a client whose replica died resumes with `Last-Event-ID` through any
@@ -58,7 +61,8 @@ pub use redis::RedisEventStore;
 /// [`store_timeout`](super::StreamableHttpConfig::store_timeout): a store
 /// that does not answer in time is treated as failing.
 pub trait EventStore: TaskStore + fmt::Debug + Send + Sync + 'static {
-    /// Keeps a session's record (opaque bytes) for `ttl`, replacing any.
+    /// Keeps a session's record (opaque bytes; empty for an ended session)
+    /// for `ttl`, replacing any.
     fn save_session<'a>(
         &'a self,
         id: &'a str,
@@ -72,7 +76,10 @@ pub trait EventStore: TaskStore + fmt::Debug + Send + Sync + 'static {
     /// Keeps a session's record for `ttl` more (the session is in use).
     fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> StoreFuture<'a, ()>;
 
-    /// Forgets a session's record (DELETE). Its streams expire on their own.
+    /// Forgets a session's record. Its streams expire on their own. (The
+    /// service marks a deleted session with an empty record instead,
+    /// through [`save_session`](Self::save_session), so that the other
+    /// replicas learn it ended.)
     fn remove_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()>;
 
     /// Applies `writes` to streams of `session`, in order and each one
@@ -82,7 +89,8 @@ pub trait EventStore: TaskStore + fmt::Debug + Send + Sync + 'static {
     /// [`TakeOver`](StreamWrite::TakeOver) of one, or of one that has an
     /// event numbered `seq` or later (its replica wrote on after the
     /// stream was read). Streams expire some time after their last write,
-    /// and keep a bounded number of events (the oldest go first).
+    /// and keep a bounded number of events, and of their bytes (the oldest
+    /// go first; the newest is kept whatever its size).
     fn write<'a>(
         &'a self,
         session: &'a str,

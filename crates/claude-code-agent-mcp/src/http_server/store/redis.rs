@@ -6,7 +6,8 @@
 //! Cluster slot): `<prefix>{<session>}` the session's record,
 //! `<prefix>{<session>}:<stream>:e` a stream's events (a list) and
 //! `…:<stream>:h` the rest of it (a hash: `r` the request it answers, as
-//! JSON; `n` the seq of its last event; `x` set once it ended). Every key
+//! JSON; `n` the seq of its last event; `b` the bytes of the events kept;
+//! `x` set once it ended). Every key
 //! has a TTL; a batch of writes is one Lua script, so each write is atomic
 //! and a batch costs one round trip. A task is `<prefix>task:{<id>}`, a
 //! hash: `r` its record, `x` set once it is final; its TTL is set when it
@@ -22,18 +23,21 @@ use super::{EventStore, StoreError, StoreFuture, StoredStream, StreamWrite};
 use crate::server::{StoredTask, TaskStore};
 
 /// Applies a batch: 2 keys per write (events, hash), and per write 3
-/// arguments (kind, seq, payload) after the TTL (ms) and the cap. A run of
-/// events to one stream is one `RPUSH` (what they cost is mostly Redis
-/// commands: one run, six of them, whatever its length).
+/// arguments (kind, seq, payload) after the TTL (ms) and the caps (events,
+/// bytes). A run of events to one stream is one `RPUSH` (what they cost is
+/// mostly Redis commands: one run, seven of them, whatever its length),
+/// then the oldest events go while the stream is over a cap (the newest
+/// stays); the hash's `b` counts the bytes kept.
 const WRITE: &str = r"
 local ttl = tonumber(ARGV[1])
 local cap = tonumber(ARGV[2])
+local bytecap = tonumber(ARGV[3])
 local n = #KEYS / 2
 local out = {}
 local i = 0
 while i < n do
   local e, h = KEYS[2 * i + 1], KEYS[2 * i + 2]
-  local kind, seq, payload = ARGV[3 * i + 3], tonumber(ARGV[3 * i + 4]), ARGV[3 * i + 5]
+  local kind, seq, payload = ARGV[3 * i + 4], tonumber(ARGV[3 * i + 5]), ARGV[3 * i + 6]
   local run = 1
   if kind == 'open' then
     redis.call('HSET', h, 'r', payload)
@@ -53,16 +57,21 @@ while i < n do
     out[i + 1] = 0
   else
     local frames = {payload}
+    local bytes = tonumber(redis.call('HGET', h, 'b') or '0') + #payload
     if kind == 'event' then
-      while i + run < n and KEYS[2 * (i + run) + 1] == e and ARGV[3 * (i + run) + 3] == 'event' do
-        frames[run + 1] = ARGV[3 * (i + run) + 5]
-        seq = tonumber(ARGV[3 * (i + run) + 4])
+      while i + run < n and KEYS[2 * (i + run) + 1] == e and ARGV[3 * (i + run) + 4] == 'event' do
+        frames[run + 1] = ARGV[3 * (i + run) + 6]
+        bytes = bytes + #frames[run + 1]
+        seq = tonumber(ARGV[3 * (i + run) + 5])
         run = run + 1
       end
     end
-    redis.call('RPUSH', e, unpack(frames))
-    redis.call('LTRIM', e, -cap, -1)
-    redis.call('HSET', h, 'n', seq)
+    local len = redis.call('RPUSH', e, unpack(frames))
+    while len > 1 and (len > cap or bytes > bytecap) do
+      bytes = bytes - #redis.call('LPOP', e)
+      len = len - 1
+    end
+    redis.call('HSET', h, 'n', seq, 'b', bytes)
     if kind == 'take' then
       redis.call('HSET', h, 'x', '1')
     end
@@ -112,6 +121,7 @@ pub struct RedisEventStore {
     prefix: String,
     ttl: Duration,
     events_per_stream: usize,
+    bytes_per_stream: usize,
 }
 
 impl std::fmt::Debug for RedisEventStore {
@@ -121,6 +131,7 @@ impl std::fmt::Debug for RedisEventStore {
             .field("prefix", &self.prefix)
             .field("ttl", &self.ttl)
             .field("events_per_stream", &self.events_per_stream)
+            .field("bytes_per_stream", &self.bytes_per_stream)
             .finish_non_exhaustive()
     }
 }
@@ -168,8 +179,8 @@ impl RedisEventStore {
     /// still down. Call it inside a Tokio runtime.
     ///
     /// Defaults: keys prefixed `mcp:`, streams kept 5 minutes after their
-    /// last write and at most 1,024 events each, each operation bounded by
-    /// 2 s.
+    /// last write and at most 1,024 events and 1 MiB of them each, each
+    /// operation bounded by 2 s.
     pub fn new(url: &str) -> Result<Self, StoreError> {
         Self::with_timeout(url, Duration::from_secs(2))
     }
@@ -186,6 +197,7 @@ impl RedisEventStore {
             prefix: "mcp:".into(),
             ttl: Duration::from_secs(300),
             events_per_stream: 1024,
+            bytes_per_stream: super::memory::BYTES_PER_STREAM,
         })
     }
 
@@ -206,6 +218,13 @@ impl RedisEventStore {
     /// How many events a stream keeps (default 1,024; the oldest go first).
     pub fn events_per_stream(mut self, events: usize) -> Self {
         self.events_per_stream = events.max(1);
+        self
+    }
+
+    /// How many bytes of events (their SSE frames) a stream keeps (default
+    /// 1 MiB): the oldest go first, the newest is kept whatever its size.
+    pub fn bytes_per_stream(mut self, bytes: usize) -> Self {
+        self.bytes_per_stream = bytes;
         self
     }
 
@@ -355,7 +374,9 @@ impl EventStore for RedisEventStore {
                 return Ok(Vec::new());
             }
             let mut call = self.script.prepare_invoke();
-            call.arg(millis(self.ttl)).arg(self.events_per_stream);
+            call.arg(millis(self.ttl))
+                .arg(self.events_per_stream)
+                .arg(self.bytes_per_stream);
             for write in writes {
                 let (stream, kind, seq, payload): (u64, &str, u64, Bytes) = match write {
                     StreamWrite::Open { stream, request } => {
