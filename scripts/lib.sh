@@ -20,16 +20,43 @@ section() {
 }
 
 # Sets CHILDREN_CPU to the CPU seconds (user and system) of this shell's
-# children that have ended: bash's `times`, second line, read in this shell
-# (a `$(…)` would read its own). A step's commands are waited for and
-# counted; what it starts in the background is counted when waited for.
+# children that have ended, and ALL_CPU to that with this shell's own:
+# bash's `times`, read in this shell (a `$(…)` would read its own). A
+# step's commands are waited for and counted; a background job is counted
+# by bash when it reaps it, which `step` leaves out (see `background`).
 _TIMES_FILE="$(mktemp)"
 _children_cpu() {
-    local user sys
+    local self_user self_sys user sys
     times >"$_TIMES_FILE"
-    { read -r _; read -r user sys; } <"$_TIMES_FILE"
+    { read -r self_user self_sys; read -r user sys; } <"$_TIMES_FILE"
     CHILDREN_CPU="$(awk -v u="$user" -v s="$sys" 'function sec(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
         BEGIN { printf "%d\n", sec(u) + sec(s) }')"
+    # With this shell's own: what its parent counts when it reaps it.
+    ALL_CPU="$(awk -v u="$user" -v s="$sys" -v su="$self_user" -v ss="$self_sys" \
+        'function sec(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
+        BEGIN { printf "%d\n", sec(u) + sec(s) + sec(su) + sec(ss) }')"
+}
+
+# Runs "$@" (a command or a function) as a background job of this shell
+# ($! is its pid, for `wait`), named $1 without it: when it ends it writes
+# the CPU seconds it took to a file, so that `step` leaves them out of the
+# step during which bash reaps it, and `background_cpu` tells them.
+_BACKGROUND_CPU="$(mktemp -d)"
+background() {
+    local name="$1"
+    shift
+    (
+        status=0
+        "$@" || status=$?
+        _children_cpu
+        echo "$ALL_CPU" >"$_BACKGROUND_CPU/$name"
+        exit "$status"
+    ) &
+}
+# What the background job $1 took, once it ended.
+background_cpu() {
+    [[ -f "$_BACKGROUND_CPU/$1" ]] && echo "    in the background: $(cat "$_BACKGROUND_CPU/$1")s of CPU"
+    return 0
 }
 
 # Runs a named step: header, the command, duration. Not in a conditional context, so
@@ -39,12 +66,18 @@ step() {
     shift
     _CURRENT_STEP="$name"
     section "$name"
-    local start=$SECONDS cpu
+    local start=$SECONDS cpu ended job
     _children_cpu
     cpu=$CHILDREN_CPU
+    ended="$(ls "$_BACKGROUND_CPU")"
     "$@"
     _children_cpu
-    printf '    ok: %s (%ss, %ss of CPU)\n' "$name" "$((SECONDS - start))" "$((CHILDREN_CPU - cpu))"
+    cpu=$((CHILDREN_CPU - cpu))
+    for job in $(ls "$_BACKGROUND_CPU"); do
+        grep -qx "$job" <<<"$ended" || cpu=$((cpu - $(cat "$_BACKGROUND_CPU/$job")))
+    done
+    ((cpu >= 0)) || cpu=0
+    printf '    ok: %s (%ss, %ss of CPU)\n' "$name" "$((SECONDS - start))" "$cpu"
     _CURRENT_STEP=""
 }
 

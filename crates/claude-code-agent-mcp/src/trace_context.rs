@@ -86,7 +86,7 @@ impl TraceContext {
 
     /// The trace context of `span`, if it has a valid one (an
     /// OpenTelemetry layer records it).
-    pub fn of(span: &Span) -> Option<Self> {
+    fn of(span: &Span) -> Option<Self> {
         if span.is_disabled() {
             return None;
         }

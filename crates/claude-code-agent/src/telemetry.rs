@@ -223,7 +223,8 @@ pub(crate) struct W3cContext {
 /// `opentelemetry`.
 #[cfg(feature = "opentelemetry")]
 pub(crate) fn w3c_context(span: &Span) -> Option<W3cContext> {
-    let context = claude_code_agent_mcp::trace_context::TraceContext::of(span)?;
+    // The MCP crate's `current()`, with `span` the current one.
+    let context = span.in_scope(claude_code_agent_mcp::trace_context::current)?;
     Some(W3cContext {
         traceparent: context.traceparent,
         tracestate: context.tracestate,

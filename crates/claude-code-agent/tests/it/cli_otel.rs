@@ -5,7 +5,9 @@
 //! received by the testkit's `OtlpReceiver`, which decodes OTLP with the
 //! official protobuf definitions. Both processes export to it: the SDK
 //! through `opentelemetry-otlp` (HTTP, protobuf), the CLI with its own
-//! exporter. One real-CLI run.
+//! exporter. One real-CLI run. And, separately, MCP alone: our MCP
+//! client → our Streamable HTTP server → the tool, one trace in the
+//! receiver through `_meta.traceparent`.
 
 use std::time::Duration;
 
@@ -57,6 +59,28 @@ fn ancestors<'a>(spans: &'a [ReceivedSpan], span: &ReceivedSpan) -> Vec<&'a Rece
     chain
 }
 
+/// A tracer provider of service `service` that exports to `receiver` over
+/// OTLP/HTTP (protobuf) within 100 ms of a span's end: the receiver is
+/// waited on, nothing is flushed by hand.
+fn exporting_to(receiver: &OtlpReceiver, service: &'static str) -> SdkTracerProvider {
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_endpoint(receiver.traces_url())
+        .build()
+        .expect("the OTLP exporter builds");
+    let processor = BatchSpanProcessor::builder(exporter)
+        .with_batch_config(
+            BatchConfigBuilder::default()
+                .with_scheduled_delay(Duration::from_millis(100))
+                .build(),
+        )
+        .build();
+    SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_resource(Resource::builder().with_service_name(service).build())
+        .build()
+}
+
 // A current-thread runtime: the subscriber set with `set_default` (for this
 // thread only, so that no other test's spans reach it) sees every task.
 #[tokio::test(flavor = "current_thread")]
@@ -65,28 +89,7 @@ async fn one_trace_from_the_callers_span_through_the_cli_to_the_tool() {
         let receiver = OtlpReceiver::start()
             .await
             .expect("the OTLP receiver starts");
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_endpoint(receiver.traces_url())
-            .build()
-            .expect("the OTLP exporter builds");
-        // Exported within 100 ms of their end: the receiver is waited on,
-        // nothing is flushed by hand.
-        let processor = BatchSpanProcessor::builder(exporter)
-            .with_batch_config(
-                BatchConfigBuilder::default()
-                    .with_scheduled_delay(Duration::from_millis(100))
-                    .build(),
-            )
-            .build();
-        let provider = SdkTracerProvider::builder()
-            .with_span_processor(processor)
-            .with_resource(
-                Resource::builder()
-                    .with_service_name("agent-under-test")
-                    .build(),
-            )
-            .build();
+        let provider = exporting_to(&receiver, "agent-under-test");
         let subscriber = tracing_subscriber::registry()
             .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("cli_otel")));
         let default = tracing::subscriber::set_default(subscriber);
@@ -224,6 +227,87 @@ async fn one_trace_from_the_callers_span_through_the_cli_to_the_tool() {
             .expect("the tracer provider shuts down");
         drop(receiver);
         h.finish().await;
+    })
+    .await
+}
+
+/// MCP alone, on the same receiver: the caller's span → our MCP client's
+/// request span → our Streamable HTTP server's span of the request it
+/// served → a span the tool made, one trace (the server takes the
+/// client's context from `_meta.traceparent`).
+#[tokio::test(flavor = "current_thread")]
+async fn one_trace_from_an_mcp_client_through_our_http_server_to_the_tool() {
+    use claude_code_agent::mcp::client::{ClientOptions, HttpOptions, HttpTransport, McpClient};
+    use claude_code_agent::mcp::http_server::{StreamableHttpConfig, StreamableHttpService};
+
+    with_timeout(async {
+        let receiver = OtlpReceiver::start()
+            .await
+            .expect("the OTLP receiver starts");
+        let provider = exporting_to(&receiver, "mcp-under-test");
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("mcp_otel")));
+        let default = tracing::subscriber::set_default(subscriber);
+
+        let calc = Server::builder("calc", "1.0.0")
+            .tool(Tool::new("add", "Add two numbers", |x: Add| async move {
+                tracing::info_span!("add.body").in_scope(|| x.a + x.b)
+            }))
+            .build();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving =
+            tokio::spawn(
+                StreamableHttpService::new(calc, StreamableHttpConfig::default())
+                    .serve_with_shutdown(listener, async move {
+                        let _ = stopped.await;
+                    }),
+            );
+        let transport = HttpTransport::new(HttpOptions::new(&url)).unwrap();
+        let client = McpClient::connect(transport, ClientOptions::new("traced", "1"))
+            .await
+            .expect("the client connects");
+        let root = tracing::info_span!("test.root");
+        let sum = client
+            .call_tool("add", json!({"a": 2, "b": 3}))
+            .instrument(root.clone())
+            .await
+            .expect("the call");
+        assert!(!sum.is_error, "{sum:?}");
+        drop(root);
+        client.close().await.unwrap();
+        let _ = stop.send(());
+        serving.await.unwrap().unwrap();
+
+        let spans = receiver
+            .wait_for(Duration::from_secs(30), |spans| {
+                ["test.root", "add.body"]
+                    .iter()
+                    .all(|w| spans.iter().any(|s| s.name == *w))
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e}\n{:#?}", e.spans));
+        let root = one(&spans, "test.root");
+        let body = one(&spans, "add.body");
+        let chain = ancestors(&spans, body);
+        // add.body → served request → client request → test.root.
+        assert_eq!(chain.len(), 3, "{chain:#?}");
+        let (served, sent) = (chain[0], chain[1]);
+        assert_eq!(chain[2].span_id, root.span_id);
+        for span in [body, served, sent] {
+            assert_eq!(span.trace_id, root.trace_id, "{span:#?}");
+        }
+        assert_eq!(served.name, "tools/call add", "{served:#?}");
+        assert_eq!(sent.name, "tools/call add", "{sent:#?}");
+        assert_eq!(sent.str_attribute("mcp.transport"), Some("http"));
+        assert_eq!(served.str_attribute("gen_ai.tool.name"), Some("add"));
+
+        drop(default);
+        tokio::task::spawn_blocking(move || provider.shutdown())
+            .await
+            .unwrap()
+            .expect("the tracer provider shuts down");
     })
     .await
 }
