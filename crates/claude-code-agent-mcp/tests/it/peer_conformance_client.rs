@@ -4,6 +4,8 @@
 //! `SKIPPED` (and fails when `CI` or `CLAUDE_AGENT_PEERS_DIR` is set).
 
 use crate::support::peers;
+use futures::StreamExt;
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -114,7 +116,8 @@ const ALPHA_ALONE: &[(&str, usize)] = &[
     ("sep-2640-client-verify-frontmatter", 1),
 ];
 
-/// The authorization scenarios run one by one (feature `oauth-client`):
+/// The authorization scenarios (feature `oauth-client`): those of the
+/// stable harness's `auth` suite in one run of it, the others one by one;
 /// every one of the stable harness, and the alpha's outside its
 /// [`REQUIREMENT_SETS`] (the 2025-03-26 back-compatibility ones); the
 /// harness, the scenario and its number of checks, every one passed
@@ -305,12 +308,18 @@ async fn conformance_client_scenarios_pass() {
     let Some((dir, client)) = setup("peer_conformance_client") else {
         return;
     };
-    for (scenario, expected) in SCENARIOS {
-        run(&dir, &client, Harness::Stable, scenario, *expected, false).await;
-    }
-    for (scenario, expected) in ALPHA_ALONE {
-        run(&dir, &client, Harness::Alpha, scenario, *expected, true).await;
-    }
+    // One harness run each, four at a time: they wait more than they compute.
+    let stable = SCENARIOS
+        .iter()
+        .map(|(s, n)| (Harness::Stable, *s, *n, false));
+    let alpha = ALPHA_ALONE
+        .iter()
+        .map(|(s, n)| (Harness::Alpha, *s, *n, true));
+    futures::stream::iter(stable.chain(alpha))
+        .for_each_concurrent(4, |(harness, scenario, expected, strict)| {
+            run(&dir, &client, harness, scenario, expected, strict)
+        })
+        .await;
 }
 
 /// Each requirement set of the alpha harness, its scenarios run together
@@ -324,29 +333,43 @@ async fn conformance_client_requirement_sets_pass() {
     for (revision, scenarios) in REQUIREMENT_SETS {
         let args = ["--requirements", revision];
         let (stdout, success) = harness_output(&dir, &client, Harness::Alpha, &args, &[]).await;
-        // The summary: "✓ <scenario>: <n> passed, 0 failed" (", <w>
-        // warnings" and ✗ when some warned), then the total.
-        let ran: std::collections::BTreeMap<&str, String> = stdout
-            .lines()
-            .skip_while(|l| !l.contains("SUITE SUMMARY"))
-            .filter_map(|l| l.strip_prefix("✓ ").or_else(|| l.strip_prefix("✗ ")))
-            .filter_map(|l| l.split_once(": "))
-            .map(|(s, r)| (s, r.to_owned()))
-            .collect();
-        let want: std::collections::BTreeMap<&str, String> = scenarios
-            .iter()
-            .map(|(s, n)| (*s, format!("{n} passed, 0 failed")))
-            .collect();
-        assert_eq!(ran, want, "requirements {revision}\n{stdout}");
-        let passed: usize = scenarios.iter().map(|(_, n)| n).sum();
-        let total = format!("Total: {passed} passed, 0 failed, 0 warnings");
-        assert!(
-            stdout.lines().any(|l| l == total),
-            "requirements {revision}: not {total:?}\n{stdout}"
-        );
+        let total = check_summary(&stdout, scenarios, &format!("requirements {revision}"));
         assert!(success, "requirements {revision} failed\n{stdout}");
         eprintln!("client --requirements {revision}: {total}");
     }
+}
+
+/// Checks the summary of a run of several scenarios in `stdout` ("✓
+/// <scenario>: <n> passed, 0 failed" each, ", <w> warnings" and ✗ when
+/// some warned, then the total): exactly `scenarios` ran, each with its
+/// number of checks, none failed, none warned. Returns the total line.
+fn check_summary(stdout: &str, scenarios: &[(&str, usize)], what: &str) -> String {
+    let ran: BTreeMap<&str, String> = summary(stdout)
+        .into_iter()
+        .map(|(s, r)| (s, r.to_owned()))
+        .collect();
+    let want: BTreeMap<&str, String> = scenarios
+        .iter()
+        .map(|(s, n)| (*s, format!("{n} passed, 0 failed")))
+        .collect();
+    assert_eq!(ran, want, "{what}\n{stdout}");
+    let passed: usize = scenarios.iter().map(|(_, n)| n).sum();
+    let total = format!("Total: {passed} passed, 0 failed, 0 warnings");
+    assert!(
+        stdout.lines().any(|l| l == total),
+        "{what}: not {total:?}\n{stdout}"
+    );
+    total
+}
+
+/// The scenarios of a run's summary and what it says of each.
+fn summary(stdout: &str) -> BTreeMap<&str, &str> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.contains("SUITE SUMMARY"))
+        .filter_map(|l| l.strip_prefix("✓ ").or_else(|| l.strip_prefix("✗ ")))
+        .filter_map(|l| l.split_once(": "))
+        .collect()
 }
 
 /// Every `auth/*` client scenario of both harnesses: discovery,
@@ -357,9 +380,31 @@ async fn conformance_auth_scenarios_pass() {
     let Some((dir, client)) = setup("peer_conformance_client") else {
         return;
     };
-    for (harness, scenario, expected) in AUTH_SCENARIOS {
-        run(&dir, &client, *harness, scenario, *expected, true).await;
-    }
+    // The stable harness's `auth` suite, its scenarios in parallel in one
+    // run; then the others of the table, one run each, four at a time.
+    let (stdout, success) =
+        harness_output(&dir, &client, Harness::Stable, &["--suite", "auth"], &[]).await;
+    let in_suite = summary(&stdout);
+    assert!(
+        in_suite.len() >= 10,
+        "the auth suite ran too little\n{stdout}"
+    );
+    let suite: Vec<(&str, usize)> = AUTH_SCENARIOS
+        .iter()
+        .filter(|(h, s, _)| matches!(h, Harness::Stable) && in_suite.contains_key(s))
+        .map(|(_, s, n)| (*s, *n))
+        .collect();
+    // A scenario of the suite missing from the table fails here too.
+    check_summary(&stdout, &suite, "client --suite auth");
+    assert!(success, "client --suite auth failed\n{stdout}");
+    let rest = AUTH_SCENARIOS
+        .iter()
+        .filter(|(h, s, _)| !(matches!(h, Harness::Stable) && in_suite.contains_key(s)));
+    futures::stream::iter(rest)
+        .for_each_concurrent(4, |(harness, scenario, expected)| {
+            run(&dir, &client, *harness, scenario, *expected, true)
+        })
+        .await;
 }
 
 /// The crate's `oauth_client` example, as the suite's client: the

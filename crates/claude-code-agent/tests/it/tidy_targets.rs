@@ -7,6 +7,12 @@
 //!
 //! The targets are cargo's own account of them (`cargo metadata`): files of
 //! `tests/` and `[[test]]` entries alike.
+//!
+//! A program (a `bin` target) with no unit test says `test = false` and
+//! `bench = false` in its manifest, and one with unit tests does not say
+//! `test = false`: otherwise every test build (and clippy's
+//! `--all-targets`) compiles the program a second time as an empty test
+//! harness, or its tests never run.
 
 use std::process::Command;
 
@@ -17,8 +23,8 @@ use crate::support::repo::{check, read, repo_root};
 /// The heading of ARCHITECTURE.md's list of allowed extra test targets.
 const SECTION: &str = "Test targets of their own";
 
-/// Every integration-test target of the workspace: `(package, target)`.
-fn test_targets() -> Vec<(String, String)> {
+/// `cargo metadata` of the workspace's own packages.
+fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -36,7 +42,12 @@ fn test_targets() -> Vec<(String, String)> {
         "`cargo metadata` failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let metadata: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+    serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON")
+}
+
+/// Every integration-test target of the workspace: `(package, target)`.
+fn test_targets() -> Vec<(String, String)> {
+    let metadata = metadata();
     let mut targets = Vec::new();
     for package in metadata["packages"].as_array().expect("packages") {
         for target in package["targets"].as_array().expect("targets") {
@@ -157,4 +168,145 @@ fn the_target_rule_catches_what_it_should() {
     assert_eq!(v.len(), 2, "{v:#?}");
     assert_eq!(v[0], "ARCHITECTURE.md:2: `a` has no test target `gone`");
     assert_eq!(v[1], "ARCHITECTURE.md:3: `b`, `it` gives no reason");
+}
+
+/// Whether Rust source `text` holds a unit test.
+fn has_tests(text: &str) -> bool {
+    ["#[test]", "#[tokio::test", "#[cfg(test)]"]
+        .iter()
+        .any(|mark| text.contains(mark))
+}
+
+/// A program as [`harness_violations`] sees it.
+struct Program {
+    package: String,
+    name: String,
+    /// Its `test` flag.
+    test: bool,
+    /// Its `bench` flag.
+    bench: bool,
+    /// Whether its sources hold a unit test.
+    has_tests: bool,
+}
+
+/// Programs whose `test` and `bench` flags disagree with their sources.
+fn harness_violations(programs: &[Program]) -> Vec<String> {
+    let mut found = Vec::new();
+    for p in programs {
+        let (package, program) = (&p.package, &p.name);
+        if p.has_tests && !p.test {
+            found.push(format!(
+                "{package}: program `{program}` has unit tests but says `test = false`: \
+                 they never run"
+            ));
+        } else if !p.has_tests && (p.test || p.bench) {
+            found.push(format!(
+                "{package}: program `{program}` has no unit test: declare it with \
+                 `test = false` and `bench = false` (a `[[bin]]` entry), or a test \
+                 build compiles it again as an empty harness"
+            ));
+        }
+    }
+    found
+}
+
+/// The `bench` flag of program `name` in `manifest` (cargo metadata does
+/// not give it): `false` only where its `[[bin]]` entry says so.
+fn says_bench(manifest: &str, name: &str) -> bool {
+    let named = format!("name = \"{name}\"");
+    !manifest.split("[[bin]]").skip(1).any(|entry| {
+        let entry = entry.split("\n[").next().unwrap_or("");
+        entry.lines().any(|l| l.trim() == named)
+            && entry.lines().any(|l| l.replace(' ', "") == "bench=false")
+    })
+}
+
+#[test]
+fn programs_without_tests_build_no_test_harness() {
+    let metadata = metadata();
+    let mut programs = Vec::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        for target in package["targets"].as_array().expect("targets") {
+            if !target["kind"]
+                .as_array()
+                .is_some_and(|k| k.contains(&"bin".into()))
+            {
+                continue;
+            }
+            let main = std::path::Path::new(target["src_path"].as_str().unwrap());
+            // A program in a folder of its own (`src/bin/<name>/main.rs`)
+            // is every file of that folder; any other, its own file.
+            let files: Vec<std::path::PathBuf> = match main.file_name() {
+                Some(name)
+                    if name == "main.rs"
+                        && main
+                            .parent()
+                            .and_then(|d| d.parent())
+                            .is_some_and(|d| d.ends_with("src/bin")) =>
+                {
+                    let dir = main.parent().unwrap();
+                    std::fs::read_dir(dir)
+                        .unwrap()
+                        .map(|e| e.unwrap().path())
+                        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+                        .collect()
+                }
+                _ => vec![main.to_owned()],
+            };
+            let tests = files
+                .iter()
+                .any(|f| has_tests(&std::fs::read_to_string(f).unwrap()));
+            programs.push(Program {
+                package: package["name"].as_str().unwrap().to_owned(),
+                name: target["name"].as_str().unwrap().to_owned(),
+                test: target["test"].as_bool().unwrap_or(true),
+                bench: says_bench(
+                    &std::fs::read_to_string(package["manifest_path"].as_str().unwrap()).unwrap(),
+                    target["name"].as_str().unwrap(),
+                ),
+                has_tests: tests,
+            });
+        }
+    }
+    assert!(
+        programs.len() > 10,
+        "found only {} programs",
+        programs.len()
+    );
+    check(
+        "programs' `test` and `bench` flags disagree with their sources",
+        harness_violations(&programs),
+    );
+}
+
+#[test]
+fn the_harness_rule_catches_what_it_should() {
+    let p = |test: bool, bench: bool, has_tests: bool| Program {
+        package: "a".into(),
+        name: "prog".into(),
+        test,
+        bench,
+        has_tests,
+    };
+    let fine = [
+        p(false, false, false),
+        p(true, true, true),
+        p(true, false, true),
+    ];
+    assert!(harness_violations(&fine).is_empty());
+    let v = harness_violations(&[
+        p(true, false, false),
+        p(false, true, false),
+        p(false, false, true),
+    ]);
+    assert_eq!(v.len(), 3, "{v:#?}");
+    assert!(v[0].contains("has no unit test"), "{v:#?}");
+    assert!(v[1].contains("has no unit test"), "{v:#?}");
+    assert!(v[2].contains("they never run"), "{v:#?}");
+    let manifest = "[[bin]]\nname = \"a\"\ntest = false\nbench = false\n\n[[bin]]\nname = \"b\"\n\n[dependencies]\nbench = false\n";
+    assert!(!says_bench(manifest, "a"));
+    assert!(says_bench(manifest, "b"));
+    assert!(says_bench(manifest, "c"));
+    assert!(has_tests("#[cfg(test)]\nmod tests {}"));
+    assert!(!has_tests("fn main() {}"));
 }
