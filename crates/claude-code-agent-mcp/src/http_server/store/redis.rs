@@ -234,9 +234,11 @@ impl Link {
 /// clients when it made it a replica), or the server refuses writes
 /// (`READONLY`: a replica now), in a transaction or a script too.
 fn primary_lost(e: &RedisError) -> bool {
-    let readonly = |e: &redis::ServerError| e.kind() == Some(redis::ServerErrorKind::ReadOnly);
+    use redis::{ErrorKind, ServerErrorKind};
+    let readonly = |e: &redis::ServerError| e.kind() == Some(ServerErrorKind::ReadOnly);
     e.is_io_error()
         || e.is_unrecoverable_error()
+        || e.kind() == ErrorKind::Server(ServerErrorKind::ReadOnly)
         || e.clone()
             .into_server_errors()
             .is_some_and(|errors| errors.iter().any(|(_, e)| readonly(e)))
@@ -765,6 +767,34 @@ mod tests {
             shown.contains(r#""\"m\" (Sentinel redis://:***@host:26379)""#),
             "{shown}"
         );
+    }
+
+    /// Redis's answer `resp` (one RESP value) as the error it is.
+    fn answer(resp: &str) -> RedisError {
+        let value = redis::parse_redis_value(resp.as_bytes()).unwrap();
+        value.extract_error().unwrap_err()
+    }
+
+    #[test]
+    fn a_dead_or_demoted_primary_is_told_from_other_errors() {
+        // What Redis 7 answers a write at a replica: a command, a script.
+        assert!(primary_lost(&answer(
+            "-READONLY You can't write against a read only replica.\r\n"
+        )));
+        assert!(primary_lost(&answer(
+            "-READONLY You can't write against a read only replica. script: 82cd, on @user_script:1.\r\n"
+        )));
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert!(primary_lost(&refused.into()));
+        let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
+        assert!(primary_lost(&timed_out.into()));
+        // Errors of the command itself, or of a primary refusing writes
+        // without replicas (`min-replicas-to-write`), keep the primary.
+        assert!(!primary_lost(&answer("-ERR wrong number of arguments\r\n")));
+        assert!(!primary_lost(&answer(
+            "-NOREPLICAS Not enough good replicas to write.\r\n"
+        )));
+        assert!(!primary_lost(&answer("-NOSCRIPT No matching script.\r\n")));
     }
 
     #[test]
