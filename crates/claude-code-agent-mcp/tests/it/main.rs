@@ -79,6 +79,8 @@ mod progress_timeout;
 mod prompts;
 mod prop_headers;
 mod proptest_handle;
+#[cfg(all(feature = "redis", feature = "http-client", unix))]
+mod redis_sentinel;
 #[cfg(feature = "http-server")]
 mod replicas;
 mod resources;

@@ -430,7 +430,8 @@ async fn a_store_that_does_not_answer_fails_requests_with_503_on_time() {
 /// The bytes of events a store of the contract test keeps per stream.
 pub const CONTRACT_BYTES: usize = 1000;
 
-fn event(stream: u64, seq: u64) -> StreamWrite {
+/// Event `seq` of `stream`, as the service writes it.
+pub fn event(stream: u64, seq: u64) -> StreamWrite {
     StreamWrite::Event {
         stream,
         seq,

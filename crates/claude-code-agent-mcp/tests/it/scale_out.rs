@@ -55,7 +55,7 @@ fn program(name: &str, test: &str) -> Option<PathBuf> {
     None
 }
 
-async fn wait_for_port(port: u16, what: &str) {
+pub(crate) async fn wait_for_port(port: u16, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
@@ -70,7 +70,7 @@ async fn wait_for_port(port: u16, what: &str) {
 pub(crate) struct Proc(Child);
 
 impl Proc {
-    fn spawn(cmd: &mut Command) -> Self {
+    pub(crate) fn spawn(cmd: &mut Command) -> Self {
         Self(
             cmd.stdin(Stdio::null())
                 .kill_on_drop(true)
@@ -104,7 +104,7 @@ impl Proc {
 pub(crate) struct Services {
     haproxy: PathBuf,
     nginx: PathBuf,
-    redis: PathBuf,
+    pub(crate) redis: PathBuf,
     redis_cli: PathBuf,
     dir: Scratch,
 }
@@ -142,7 +142,12 @@ impl Services {
         })
     }
 
-    async fn redis(&self, port: u16) -> Proc {
+    /// A folder of the test's own, removed with `self`.
+    pub(crate) fn scratch(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) async fn redis(&self, port: u16) -> Proc {
         let p = Proc::spawn(
             Command::new(&self.redis)
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -154,7 +159,7 @@ impl Services {
     }
 
     /// `redis-cli -p port args…`'s output.
-    fn redis_cli(&self, port: u16, args: &[&str]) -> String {
+    pub(crate) fn redis_cli(&self, port: u16, args: &[&str]) -> String {
         let out = std::process::Command::new(&self.redis_cli)
             .args(["-p", &port.to_string()])
             .args(args)
