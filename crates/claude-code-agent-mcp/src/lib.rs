@@ -78,6 +78,8 @@ compile_error!(
 );
 
 pub mod client;
+#[cfg(feature = "__fuzz")]
+mod fuzz;
 #[cfg(feature = "http-server")]
 pub mod http_server;
 #[cfg(any(feature = "oauth-client", feature = "oauth-server"))]
@@ -123,6 +125,13 @@ pub mod __private {
     /// the request table, lenient JSON, the `x-mcp-header` rules.
     pub mod transport {
         pub use crate::transport::*;
+    }
+
+    /// The fuzz targets' checks and their short run in the tests (feature
+    /// `__fuzz`).
+    #[cfg(feature = "__fuzz")]
+    pub mod fuzz {
+        pub use crate::fuzz::*;
     }
 
     /// The Redis client and the connection setup of `RedisEventStore`,

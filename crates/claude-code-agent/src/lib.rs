@@ -45,6 +45,8 @@ mod client;
 mod command;
 mod control;
 mod error;
+#[cfg(feature = "__fuzz")]
+mod fuzz;
 pub mod message;
 mod options;
 pub mod protocol;
@@ -108,6 +110,12 @@ pub mod __private {
             CanUseToolRequest, CliRequest, HookCallbackRequest, McpServerRef,
         };
         pub use crate::protocol::responses::McpMessageResponse;
+    }
+
+    /// The SDK's fuzz target (feature `__fuzz`).
+    #[cfg(feature = "__fuzz")]
+    pub mod fuzz {
+        pub use crate::fuzz::*;
     }
 }
 

@@ -37,6 +37,7 @@ mod envelope;
 mod extensions;
 #[cfg(target_os = "linux")]
 mod flood;
+mod fuzz;
 mod handler_failures;
 mod handler_results;
 mod handshake;

@@ -42,6 +42,7 @@ mod fake_cli_flow;
 mod fake_cli_process;
 mod fake_cli_stream;
 mod fake_cli_version;
+mod fuzz;
 mod messages_captures;
 mod messages_lossless;
 mod messages_roundtrip;

@@ -384,10 +384,11 @@ fn the_rules_catch_what_they_should() {
         "// use crate::client::Error;\n/// [`crate::client::Error`]\nconst S: &str = \"crate::client::Error\";\n\
          const R: &str = r#\"use crate::client::Error;\"#;\nconst C: char = '\"';\nfn f<'a>(x: &'a str) {}\n\
          #[cfg(test)]\nmod tests {\n    use crate::client::Error;\n}\n#[cfg(test)]\nmod more;\n\
-         #[cfg(any(test, feature = \"__fuzz\"))]\npub mod fuzz;\n",
+         #[cfg(any(test, feature = \"__fuzz\"))]\npub mod fuzz;\n#[cfg(feature = \"__fuzz\")]\nmod probe;\n",
     ));
     files.push(("transport/lines/more.rs", "use crate::client::Error;\n"));
     files.push(("transport/lines/fuzz.rs", "use crate::client::Error;\n"));
+    files.push(("transport/lines/probe.rs", "use crate::client::Error;\n"));
     let edges = made_up(&files);
     assert!(
         layering("claude-code-agent-mcp", &edges).is_empty(),

@@ -159,9 +159,9 @@ fn item_end(b: &[u8], from: usize) -> usize {
     b.len()
 }
 
-/// Whether `attr` (`#[cfg(…)]`) keeps its item to tests: `test`, or
-/// `any(test, feature = "__…")` (the internal features, as `__fuzz`, that
-/// lend test code to the fuzz targets).
+/// Whether `attr` (`#[cfg(…)]`) keeps its item to tests: `test`,
+/// `feature = "__…"` or `any(test, feature = "__…")` (the internal
+/// features, as `__fuzz`, that lend test code to the fuzz targets).
 fn is_test_cfg(attr: &str) -> bool {
     let squeezed: String = attr.chars().filter(|c| !c.is_whitespace()).collect();
     let Some(inner) = squeezed
@@ -172,6 +172,7 @@ fn is_test_cfg(attr: &str) -> bool {
     };
     let hidden = |p: &str| p.starts_with("feature=\"__");
     inner == "test"
+        || hidden(inner)
         || inner
             .strip_prefix("any(")
             .and_then(|s| s.strip_suffix(')'))

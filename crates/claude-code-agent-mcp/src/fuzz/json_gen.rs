@@ -1,5 +1,6 @@
-//! Structured JSON from fuzzer bytes: values whose keys and strings come
-//! mostly from a dictionary, so decoders get past their tag checks.
+//! Structured JSON from fuzzer bytes (`server_handle`, and the SDK's
+//! `control_decoder`): values whose keys and strings come mostly from a
+//! dictionary, so decoders get past their tag checks.
 
 use arbitrary::{Result, Unstructured};
 use serde_json::{Map, Number, Value};
