@@ -253,6 +253,32 @@ impl EventStore for MemoryEventStore {
         Box::pin(async { Ok(applied) })
     }
 
+    fn read_page<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'a, Option<StoredStream>> {
+        let now = Instant::now();
+        let found = self
+            .lock()
+            .streams
+            .get(&(session.to_owned(), stream))
+            .filter(|kept| live(kept.expires, now))
+            .map(|kept| {
+                let from = kept.events.partition_point(|(n, _)| *n <= after);
+                let events = kept.events.range(from..).cloned();
+                StoredStream {
+                    request: kept.request.clone(),
+                    events: super::page(events, max_events, max_bytes),
+                    ended: kept.ended,
+                }
+            });
+        Box::pin(async { Ok(found) })
+    }
+
     fn read<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
         let now = Instant::now();
         let found = self
