@@ -371,10 +371,16 @@ impl Hub {
 
     /// Sends `message` on stream `id` (kept for replay either way).
     pub(crate) fn send(&self, id: u64, message: &Value) {
-        if is_request(message) {
+        self.note_request(message);
+        self.send_text(id, message, None);
+    }
+
+    /// With an event store, tells [`asked`](Self::asked) when `message` is
+    /// a request to the client (without, nobody waits there).
+    fn note_request(&self, message: &Value) {
+        if self.replica.get().is_some() && is_request(message) {
             self.asked.notify_one();
         }
-        self.send_text(id, message, None);
     }
 
     /// Waits until a request to the client goes out on the session (one
@@ -486,9 +492,7 @@ impl Hub {
     /// A message not tied to a request: on the GET stream if one is open,
     /// else kept until one opens.
     pub(crate) fn deliver(&self, message: Value) {
-        if is_request(&message) {
-            self.asked.notify_one();
-        }
+        self.note_request(&message);
         let target = {
             let mut state = self.lock();
             let live = state.standalone.filter(|id| {
