@@ -472,7 +472,7 @@ async fn initialize(
     );
     let store = shared.config.event_store.as_ref();
     if let Some(store) = store {
-        replica::attach(&http, store, shared.config.store_timeout);
+        replica::attach(shared, store, &http);
     }
     // Kept for a replica that takes the session over.
     let request = store.map(|_| message.clone());

@@ -110,6 +110,9 @@ pub(crate) struct EndpointState {
     sessions: SessionTable,
     /// Whether it drains, and the requests running.
     drain: Arc<drain::Drain>,
+    /// This replica's id (random), in the records of the sessions it holds
+    /// (replica.rs).
+    replica: String,
 }
 
 impl Drop for EndpointState {
@@ -135,6 +138,7 @@ impl StreamableHttpService {
                 handler: Arc::new(handler),
                 sessions: SessionTable::new(config.idle_timeout),
                 drain: drain::Drain::new(),
+                replica: sessions::new_session_id(""),
                 config,
             }),
         }

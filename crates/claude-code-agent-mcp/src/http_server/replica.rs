@@ -19,10 +19,21 @@
 //!   live clients keep getting them, only a failover loses what was not
 //!   stored.
 //! * `Last-Event-ID` naming a stream this replica does not have is served
-//!   from the store: what came after it, then, if nobody ended the stream,
-//!   an error response to its request, written as an atomic take-over (so
-//!   the dead replica's late answer is refused) — or, for a GET stream,
-//!   this replica's own GET stream.
+//!   from the store: what came after it, page by page (each read once the
+//!   client has taken the one before, at most 256 events and 256 KiB or
+//!   the session's byte budget, and charged to that budget until taken),
+//!   then, if nobody ended the stream, an error response to its request,
+//!   written as an atomic take-over (so the dead replica's late answer is
+//!   refused) — or, for a GET stream, this replica's own GET stream.
+//! * The record names the replica that holds the session: the one that
+//!   opened it, then the last one that took it over or that its client
+//!   came back to ([`claim`]). A replica whose session has requests to
+//!   the client waiting (elicitation, sampling, roots) reads the record
+//!   every half second ([`watch`]): once another replica holds it, the
+//!   client's answers go there, so those requests fail at once with
+//!   [`ClientRequestError::SessionMoved`] rather than wait for an answer
+//!   that cannot come. The replica that gets such an answer accepts it
+//!   (202, as any response nobody waits for) and drops it.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Weak};
@@ -35,15 +46,18 @@ use tokio::sync::mpsc;
 use super::EndpointState;
 use super::auth::chain;
 use super::config::StreamableHttpConfig;
-use super::hub::{Hub, Rx, frame_text};
+use super::hub::{Hub, Pages, Rx, frame_text};
 use super::sessions::{HttpSession, Record};
-use super::store::{EventStore, StoreError, StoreFuture, StreamWrite};
-use crate::server::{RequestContext, answer};
+use super::store::{EventStore, StoreError, StoreFuture, StoredStream, StreamWrite};
+use crate::server::{ClientRequestError, RequestContext, answer};
 
 /// Writes the writer task sends in one batch, at most.
 const BATCH: usize = 256;
 /// Attempts to take over a stream that its replica goes on writing.
 const TAKE_OVER_TRIES: usize = 8;
+/// How often a session's record is read while requests to its client
+/// wait here ([`watch`]).
+const MOVED_POLL: Duration = Duration::from_millis(500);
 
 /// The record of an ended session (DELETE), kept for the idle timeout so
 /// that the replicas holding a copy of the session learn it ended.
@@ -76,8 +90,10 @@ async fn bounded<T>(
     }
 }
 
-/// From now on the events of `http` are stored before they are sent.
-pub(crate) fn attach(http: &HttpSession, store: &Arc<dyn EventStore>, timeout: Duration) {
+/// From now on the events of `http` are stored before they are sent, and
+/// its requests to the client fail once another replica holds it.
+pub(crate) fn attach(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &Arc<HttpSession>) {
+    let timeout = shared.config.store_timeout;
     // Streams numbered from a random base below 2^48: replicas that take
     // the session over in turn number theirs apart.
     let mut bytes = [0u8; 8];
@@ -91,6 +107,72 @@ pub(crate) fn attach(http: &HttpSession, store: &Arc<dyn EventStore>, timeout: D
             queue,
             timeout,
         ));
+    }
+    tokio::spawn(watch(
+        Arc::downgrade(http),
+        Arc::clone(&http.hub),
+        Arc::clone(store),
+        shared.replica.clone(),
+        timeout,
+    ));
+}
+
+/// The replica that holds a session by its record (`None`: an ended
+/// session, or a record written before replicas were named).
+fn holder(record: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Holder {
+        replica: Option<String>,
+    }
+    serde_json::from_slice::<Holder>(record).ok()?.replica
+}
+
+/// While session `http` has requests to its client waiting for answers,
+/// reads its record every [`MOVED_POLL`]: once another replica holds it
+/// (its client's requests, its answers among them, go there now), those
+/// requests fail with [`ClientRequestError::SessionMoved`] instead of
+/// waiting for an answer that cannot come. Ends with the session.
+async fn watch(
+    http: Weak<HttpSession>,
+    hub: Arc<Hub>,
+    store: Arc<dyn EventStore>,
+    me: String,
+    timeout: Duration,
+) {
+    while hub.asked().await {
+        loop {
+            tokio::time::sleep(MOVED_POLL).await;
+            let Some(http) = http.upgrade() else {
+                return;
+            };
+            if http.session.waiting_on_client() == 0 {
+                break;
+            }
+            let read = bounded(timeout, "reading a session", store.load_session(&http.id)).await;
+            let moved = match read {
+                Ok(record) => record.as_deref().and_then(holder).filter(|h| *h != me),
+                Err(e) => {
+                    tracing::debug!(error = %chain(&e), "MCP HTTP: a session's record was not read");
+                    None
+                }
+            };
+            if let Some(holder) = moved {
+                let session = &http.id;
+                let failed = http
+                    .session
+                    .fail_requests(|| ClientRequestError::SessionMoved {
+                        session: session.clone(),
+                    });
+                tracing::warn!(
+                    session = %session,
+                    to = %holder,
+                    failed,
+                    "MCP HTTP: a session moved to another replica; its requests to the client \
+                     waiting here failed (the client's answers go there)"
+                );
+                break;
+            }
+        }
     }
 }
 
@@ -153,6 +235,7 @@ pub(crate) async fn save(
         initialize,
         level: None,
         subscriptions: BTreeSet::new(),
+        replica: Some(shared.replica.clone()),
     };
     let mut kept = http.record.lock().await;
     store_record(shared, store, &http.id, &record).await?;
@@ -250,7 +333,7 @@ pub(crate) async fn adopt(
         .with_source(e)
     })?;
     let http = shared.sessions.build(id.to_owned(), &shared.config);
-    attach(&http, store, timeout);
+    attach(shared, store, &http);
     let ctx = RequestContext::with_session(http.session.clone());
     let handler = shared.handler.as_ref();
     let _ = answer(handler, record.initialize.clone(), ctx.clone()).await;
@@ -276,6 +359,8 @@ pub(crate) async fn adopt(
     *http.record.lock().await = Some(Box::new(record));
     match shared.sessions.insert(http, &shared.config) {
         Some(http) => {
+            // This replica holds it now: the one that held it learns so.
+            claim(shared, store, &http).await;
             tracing::info!(
                 session = id,
                 "MCP HTTP: took a session over from the event store"
@@ -313,8 +398,13 @@ pub(crate) async fn check(
     let timeout = shared.config.store_timeout;
     match bounded(timeout, "reading a session", store.load_session(&http.id)).await {
         Ok(Some(bytes)) if bytes == ENDED => false,
-        Ok(Some(_)) => {
-            touch(shared, store, http);
+        Ok(Some(bytes)) => {
+            if holder(&bytes).is_some_and(|h| h != shared.replica) {
+                // Its client came back from another replica.
+                claim(shared, store, http).await;
+            } else {
+                touch(shared, store, http);
+            }
             true
         }
         Ok(None) => {
@@ -330,6 +420,19 @@ pub(crate) async fn check(
             tracing::warn!(error = %chain(&e), "MCP HTTP: a session's record was not read");
             true
         }
+    }
+}
+
+/// Saves the record of `http` as held by this replica (logged if the store
+/// fails: the replica that held it goes on waiting for its client).
+async fn claim(shared: &EndpointState, store: &Arc<dyn EventStore>, http: &HttpSession) {
+    let mut kept = http.record.lock().await;
+    let Some(record) = kept.as_mut() else {
+        return;
+    };
+    record.replica = Some(shared.replica.clone());
+    if let Err(e) = store_record(shared, store, &http.id, record).await {
+        tracing::warn!(error = %chain(&e), "MCP HTTP: a session's new replica was not stored");
     }
 }
 
@@ -397,14 +500,15 @@ pub(crate) async fn get_stream(
 }
 
 /// A stream this replica does not have, from the store: what came after
-/// `last_event_id`, and whether this replica's GET stream carries on
-/// after it. `None` when the store does not have it either.
+/// `last_event_id`, page by page ([`replay`]), and whether this replica's
+/// GET stream carries on after it. `None` when the store does not have it
+/// either.
 async fn resume(
     shared: &EndpointState,
     store: &Arc<dyn EventStore>,
     http: &HttpSession,
     last_event_id: &str,
-) -> Result<Option<(Vec<Bytes>, bool)>, StoreError> {
+) -> Result<Option<(Pages, bool)>, StoreError> {
     let Some((stream, seq)) = last_event_id
         .trim()
         .split_once('-')
@@ -412,27 +516,98 @@ async fn resume(
     else {
         return Ok(None);
     };
-    let timeout = shared.config.store_timeout;
-    let read = || bounded(timeout, "reading a stream", store.read(&http.id, stream));
-    let Some(mut stored) = read().await? else {
+    let replay = Replay {
+        store: Arc::clone(store),
+        session: http.id.clone(),
+        stream,
+        after: seq,
+        page_bytes: http.hub.page_bytes(),
+        timeout: shared.config.store_timeout,
+        tries: 0,
+    };
+    // The first page before the response: a store that fails is a 503.
+    let Some(first) = replay.read().await? else {
         return Ok(None);
     };
-    let after = |events: Vec<(u64, Bytes)>| -> Vec<Bytes> {
-        events
-            .into_iter()
-            .filter(|(n, _)| *n > seq)
-            .map(|(_, frame)| frame)
-            .collect()
-    };
-    for _ in 0..TAKE_OVER_TRIES {
-        let Some(request) = stored.request.clone().filter(|_| !stored.ended) else {
-            // Ended: replayed as it is. A GET stream: this replica's goes on.
-            let standalone = stored.request.is_none() && !stored.ended;
-            return Ok(Some((after(stored.events), standalone)));
-        };
-        let next = stored.events.last().map_or(seq, |(n, _)| *n).max(seq) + 1;
+    let standalone = first.request.is_none() && !first.ended;
+    Ok(Some((replay.pages(first), standalone)))
+}
+
+/// Events of a stream read from the store at once, at most.
+const PAGE_EVENTS: usize = 256;
+
+/// A stream of another replica, read from the store page by page.
+struct Replay {
+    store: Arc<dyn EventStore>,
+    session: String,
+    stream: u64,
+    /// The last event read (at first, the client's `Last-Event-ID`).
+    after: u64,
+    page_bytes: usize,
+    timeout: Duration,
+    /// Take-overs tried.
+    tries: usize,
+}
+
+impl Replay {
+    async fn read(&self) -> Result<Option<StoredStream>, StoreError> {
+        let (after, bytes) = (self.after, self.page_bytes);
+        let page = (self.store).read_page(&self.session, self.stream, after, PAGE_EVENTS, bytes);
+        bounded(self.timeout, "reading a stream", page).await
+    }
+
+    /// The pages from `first` on, each read once the client has taken
+    /// the one before; then, if nobody ended the stream, the error that
+    /// ends it ([`take_over`](Self::take_over)).
+    fn pages(self, first: StoredStream) -> Pages {
+        let pages = futures::stream::unfold(
+            (self, Some(first)),
+            |(mut replay, mut read)| async move {
+                loop {
+                    let page = match read.take() {
+                        Some(page) => page,
+                        None => match replay.read().await {
+                            Ok(Some(page)) => page,
+                            Ok(None) => return None, // expired meanwhile
+                            Err(e) => {
+                                tracing::warn!(error = %chain(&e), "MCP HTTP: a stream's replay was cut short");
+                                return Some((Err(()), (replay, None)));
+                            }
+                        },
+                    };
+                    if let Some((n, _)) = page.events.last() {
+                        replay.after = *n;
+                        let frames = page.events.into_iter().map(|(_, frame)| frame).collect();
+                        return Some((Ok(frames), (replay, None)));
+                    }
+                    // Nothing more for now. Ended: replayed as it is. A GET
+                    // stream: this replica's goes on.
+                    let request = page.request.filter(|_| !page.ended)?;
+                    if let Err(e) = replay.take_over(&request).await {
+                        tracing::warn!(error = %chain(&e), "MCP HTTP: a stream was not taken over");
+                        return Some((Err(()), (replay, None)));
+                    }
+                    // Taken over, ended meanwhile by its own replica, or
+                    // written on by it since it was read: read on.
+                }
+            },
+        );
+        Box::pin(pages)
+    }
+
+    /// Ends the stream, which nobody ended, with an error response to its
+    /// `request` after the last event read, atomically: the replica that
+    /// ran it, if it answers late, is refused.
+    async fn take_over(&mut self, request: &Value) -> Result<(), StoreError> {
+        if self.tries == TAKE_OVER_TRIES {
+            return Err(StoreError::new(format!(
+                "stream {} of the session is still being written by another replica",
+                self.stream
+            )));
+        }
+        self.tries += 1;
         let error = crate::jsonrpc::error_response(
-            &request,
+            request,
             crate::jsonrpc::ErrorObject::new(
                 crate::jsonrpc::INTERNAL_ERROR,
                 "The server replica that ran this request stopped before it answered; the \
@@ -440,32 +615,72 @@ async fn resume(
             )
             .with_data(json!({"retryable": true})),
         );
-        let frame = Bytes::from(frame_text(stream, next, &error));
-        let take_over = [StreamWrite::TakeOver {
-            stream,
-            seq: next,
-            frame,
-        }];
-        let taken = bounded(
-            timeout,
-            "taking a stream over",
-            store.write(&http.id, &take_over),
-        )
-        .await?;
+        let seq = self.after + 1;
+        let frame = Bytes::from(frame_text(self.stream, seq, &error));
+        let stream = self.stream;
+        let take_over = [StreamWrite::TakeOver { stream, seq, frame }];
+        let writing = self.store.write(&self.session, &take_over);
+        let taken = bounded(self.timeout, "taking a stream over", writing).await?;
         if taken.first() == Some(&true) {
             tracing::warn!(
                 stream,
                 "MCP HTTP: a stream nobody ended was taken over; its request gets an error"
             );
         }
-        // Taken over, ended meanwhile by its own replica, or written on by
-        // it since it was read (then taken over again, after its events).
-        stored = read().await?.unwrap_or_default();
-        if stored.ended {
-            return Ok(Some((after(stored.events), false)));
-        }
+        Ok(())
     }
-    Err(StoreError::new(format!(
-        "stream {stream} of the session is still being written by another replica"
-    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http_server::MemoryEventStore;
+
+    #[tokio::test]
+    async fn a_replay_holds_a_page_at_most_and_every_event_once() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryEventStore::new());
+        let limit = 8 * 1024;
+        let hub = Hub::new(None, 16, 1 << 20, limit);
+        let event = |seq: u64| {
+            let frame = frame_text(1, seq, &json!({"pad": "x".repeat(1000)}));
+            StreamWrite::Event {
+                stream: 1,
+                seq,
+                frame: Bytes::from(frame),
+            }
+        };
+        let open = StreamWrite::Open {
+            stream: 1,
+            request: None,
+        };
+        let mut writes = vec![open];
+        writes.extend((1..=100).map(event));
+        writes.push(StreamWrite::End { stream: 1 });
+        store.write("s", &writes).await.unwrap();
+        let replay = Replay {
+            store: Arc::clone(&store),
+            session: "s".into(),
+            stream: 1,
+            after: 0,
+            page_bytes: hub.page_bytes(),
+            timeout: Duration::from_secs(5),
+            tries: 0,
+        };
+        let first = replay.read().await.unwrap().unwrap();
+        let mut rx = hub.replayed(replay.pages(first), None);
+        let (mut seqs, mut most) = (Vec::new(), 0);
+        while let Some(frame) = rx.recv().await {
+            // What waits for the client is charged, a page at most.
+            most = most.max(hub.held());
+            let text = String::from_utf8_lossy(&frame);
+            let id = text.strip_prefix("id: 1-").unwrap();
+            seqs.push(id.split('\n').next().unwrap().parse::<u64>().unwrap());
+        }
+        assert!(
+            most <= limit && most > limit / 2,
+            "{most} bytes held at most"
+        );
+        assert_eq!(hub.held(), 0);
+        assert_eq!(seqs, (1..=100).collect::<Vec<u64>>());
+    }
 }

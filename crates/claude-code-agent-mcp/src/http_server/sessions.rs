@@ -38,6 +38,11 @@ pub(crate) struct Record {
     /// did not unsubscribe from.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub(crate) subscriptions: BTreeSet<String>,
+    /// The replica that holds the session: the last one its client
+    /// reached (the others fail their requests to the client: its answers
+    /// go to this one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) replica: Option<String>,
 }
 
 /// One client's session: the server-side [`Session`] and its SSE streams.
@@ -389,7 +394,7 @@ impl SessionTable {
 
 /// 128 random bits from the operating system, as 32 hex digits.
 /// `prefix`, then 128 random bits in hex.
-fn new_session_id(prefix: &str) -> String {
+pub(crate) fn new_session_id(prefix: &str) -> String {
     use std::fmt::Write;
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).expect("the operating system's random source works");

@@ -54,10 +54,23 @@ pub enum ClientRequestError {
         /// The key the input was asked under.
         key: String,
     },
+    /// The session moved to another replica of a Streamable HTTP service
+    /// sharing an event store (the client's requests now reach that one,
+    /// which took the session over): the client's answer cannot reach the
+    /// replica that sent the request, so it ends unanswered.
+    #[error(
+        "session {session} moved to another replica of the server: the client's answer \
+         cannot reach this one"
+    )]
+    SessionMoved {
+        /// The session's id (`Mcp-Session-Id`).
+        session: String,
+    },
 }
 
-/// What the client answered: its `result`, or its error.
-pub(crate) type Answer = Result<Value, ErrorObject>;
+/// What became of a request to the client: its `result`, or why there is
+/// none (the client's error: [`ClientRequestError::Rejected`]).
+pub(crate) type Answer = Result<Value, ClientRequestError>;
 
 /// The table of a session's requests in flight: ours (to the client, each
 /// waiting for its answer) and the client's `tools/call`s (each with the
@@ -67,9 +80,11 @@ pub(crate) type Requests = RequestTable<RequestId, oneshot::Sender<Answer>, Canc
 /// Reads a response message (`result` or `error`) into an [`Answer`].
 pub(crate) fn answer_of(message: &serde_json::Map<String, Value>) -> Answer {
     match message.get("error") {
-        Some(error) => Err(serde_json::from_value(error.clone()).unwrap_or_else(|_| {
-            ErrorObject::internal(format!("malformed error from the client: {error}"))
-        })),
+        Some(error) => Err(ClientRequestError::Rejected(
+            serde_json::from_value(error.clone()).unwrap_or_else(|_| {
+                ErrorObject::internal(format!("malformed error from the client: {error}"))
+            }),
+        )),
         None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
     }
 }
@@ -92,8 +107,7 @@ pub(crate) async fn wait(
         reason: "the server stopped waiting: the call that made it ended",
     };
     match tokio::time::timeout(timeout, rx).await {
-        Ok(Ok(Ok(result))) => Ok(result),
-        Ok(Ok(Err(error))) => Err(ClientRequestError::Rejected(error)),
+        Ok(Ok(answer)) => answer,
         Ok(Err(_)) => Err(ClientRequestError::Closed),
         Err(_) => {
             outstanding.reason = "the server stopped waiting: no answer in time";

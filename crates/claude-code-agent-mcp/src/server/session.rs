@@ -350,6 +350,30 @@ impl Session {
         }
     }
 
+    /// How many requests to the client wait for their answer.
+    pub(crate) fn waiting_on_client(&self) -> usize {
+        self.inner.requests.ours_len()
+    }
+
+    /// Ends the requests to the client waiting now with `error()` (no
+    /// withdrawal goes to the client: it cannot be reached); new ones may
+    /// still be sent. How many there were.
+    pub(crate) fn fail_requests(&self, error: impl Fn() -> ClientRequestError) -> usize {
+        let mut ids = Vec::new();
+        self.inner
+            .requests
+            .for_each_ours(|id, _| ids.push(id.clone()));
+        let mut failed = 0;
+        for waiter in ids
+            .iter()
+            .filter_map(|id| self.inner.requests.complete_ours(id))
+        {
+            let _ = waiter.send(Err(error()));
+            failed += 1;
+        }
+        failed
+    }
+
     /// Ends the session's requests to the client: those waiting fail with
     /// [`ClientRequestError::Closed`], and no new ones are sent. Transports
     /// call this when the connection ends.

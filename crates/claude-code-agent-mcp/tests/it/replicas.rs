@@ -20,9 +20,10 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use claude_code_agent_mcp::server::{Resource, ResourceRequest};
+use claude_code_agent_mcp::{Tool, ToolContext};
 
 use crate::support::calc::{calc_builder, calc_server};
-use crate::support::wire::{Event, Events, Http};
+use crate::support::wire::{Event, Events, Http, SseReader};
 
 const V: &str = "2025-11-25";
 
@@ -332,6 +333,93 @@ async fn a_session_taken_over_keeps_its_logging_level_and_subscriptions() {
     assert_eq!(logged, 2, "at `info`, each step is logged: {answer:?}");
 }
 
+/// A replica whose `ask` tool asks the client for its roots and answers
+/// with them, or fails with why it got none.
+async fn asker(store: &MemoryEventStore) -> Http {
+    let ask = Tool::new(
+        "ask",
+        "Asks the client for its roots",
+        |_: Value, ctx: ToolContext| async move {
+            match ctx.request("roots/list", json!({})).await {
+                Ok(roots) => Ok(roots.to_string()),
+                Err(e) => Err(e.to_string()),
+            }
+        },
+    )
+    .input_schema(json!({"type": "object"}));
+    let server = calc_builder("calc").tool(ask).build();
+    Http::serve(
+        server,
+        StreamableHttpConfig::default().event_store(store.clone()),
+    )
+    .await
+}
+
+/// `tools/call ask` on `http`: its SSE stream, read until the tool's
+/// `roots/list` request, and that request's answer (`{"roots": []}`).
+async fn ask(http: &Http, sid: &str, id: u64) -> (SseReader, Value) {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "ask", "arguments": {}}});
+    let r = http.post(Some((sid, V)), &call).send().await.unwrap();
+    let mut events = SseReader::new(r);
+    let asked = events.until(|m| m["method"] == "roots/list").await;
+    let question = asked.last().unwrap();
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"roots": []}});
+    (events, answer)
+}
+
+/// The result of call `id`, read off `events`.
+async fn result_of(events: &mut SseReader, id: u64) -> Value {
+    let read = events.until(|m| m["id"] == id).await;
+    read.last().unwrap()["result"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_to_the_client_fails_saying_so_once_its_session_moved_to_another_replica() {
+    let store = MemoryEventStore::new();
+    let (a, b) = (asker(&store).await, asker(&store).await);
+    let sid = a.initialize(V, json!({"roots": {}})).await;
+    let moved = |result: &Value| {
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        result["isError"] == true
+            && text.contains(&sid)
+            && text.contains("moved to another replica")
+    };
+
+    // The client's answer lands on B (the balancer moved the session): B
+    // takes the session over and accepts the answer, which A's tool cannot
+    // get; the tool fails saying why instead of waiting for it.
+    let (mut events, answer) = ask(&a, &sid, 2).await;
+    let sent = Instant::now();
+    let r = b.post(Some((&sid, V)), &answer).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let result = result_of(&mut events, 2).await;
+    assert!(moved(&result), "{result}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
+
+    // The client is back on A (its call reached A, which holds the session
+    // again), then B takes the session over (a ping of the client reached
+    // it) while A's tool waits: the tool fails without an answer.
+    let (mut events, _answer) = ask(&a, &sid, 3).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    assert_eq!(b.exchange((&sid, V), &ping).await[0]["result"], json!({}));
+    let result = result_of(&mut events, 3).await;
+    assert!(moved(&result), "{result}");
+
+    // While A holds the session, its tools get their answers, however long
+    // the client takes (past a look at the session's record).
+    let (mut events, answer) = ask(&a, &sid, 5).await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let r = a.post(Some((&sid, V)), &answer).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let result = result_of(&mut events, 5).await;
+    assert_eq!(result["content"][0]["text"], r#"{"roots":[]}"#, "{result}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delete_on_one_replica_ends_the_session_on_every_one() {
     let store = MemoryEventStore::new();
@@ -607,6 +695,135 @@ pub async fn the_store_contract_holds(store: &dyn EventStore, ttl: Duration) {
     );
     tokio::time::sleep(ttl * 3).await;
     assert_eq!(store.load_task(t).await.unwrap(), None, "tasks expire");
+}
+
+/// What every [`EventStore`] must do when a resume reads a stream page by
+/// page ([`EventStore::read_page`]), checked on `store`, which keeps 16
+/// events per stream at least (`scale_out.rs` runs it on Redis).
+pub async fn the_store_pages_streams(store: &dyn EventStore) {
+    let s = format!("pages-{}", std::process::id());
+    let s = s.as_str();
+    assert_eq!(store.read_page(s, 1, 0, 8, 1 << 20).await.unwrap(), None);
+    // Events 1 to 10 but 4 and 5 (their write failed), 33 or 34 bytes each.
+    let open = StreamWrite::Open {
+        stream: 1,
+        request: Some(json!(7)),
+    };
+    let events = (1..=10)
+        .filter(|n| !(4..=5).contains(n))
+        .map(|n| event(1, n));
+    let writes: Vec<StreamWrite> = std::iter::once(open).chain(events).collect();
+    assert_eq!(store.write(s, &writes).await.unwrap(), [true; 9]);
+    let page = |after: u64, events: usize, bytes: usize| async move {
+        let page = store.read_page(s, 1, after, events, bytes).await.unwrap();
+        let page = page.expect("the stream is kept");
+        assert_eq!((page.request, page.ended), (Some(json!(7)), false));
+        page.events.iter().map(|(n, _)| *n).collect::<Vec<u64>>()
+    };
+    assert_eq!(page(0, 3, 1 << 20).await, [1, 2, 3]);
+    assert_eq!(page(3, 3, 1 << 20).await, [6, 7, 8], "over the gap");
+    assert_eq!(page(4, 3, 1 << 20).await, [6, 7, 8], "in the gap");
+    assert_eq!(page(8, 3, 1 << 20).await, [9, 10]);
+    assert_eq!(page(10, 3, 1 << 20).await, [0u64; 0], "nothing more");
+    assert_eq!(page(0, 8, 33 * 2 + 10).await, [1, 2], "bounded in bytes");
+    assert_eq!(page(0, 8, 1).await, [1], "the first whatever its size");
+    assert_eq!(page(0, 0, 1 << 20).await, [1], "one at least");
+    let all = store.read(s, 1).await.unwrap().unwrap().events;
+    let paged = store.read_page(s, 1, 0, 100, 1 << 20).await.unwrap();
+    assert_eq!(paged.unwrap().events, all, "the very frames kept");
+    store
+        .write(s, &[StreamWrite::End { stream: 1 }])
+        .await
+        .unwrap();
+    let ended = store.read_page(s, 1, 10, 3, 100).await.unwrap().unwrap();
+    assert!(ended.ended && ended.events.is_empty());
+}
+
+/// A store that pages with the trait's default: it reads whole streams.
+#[derive(Debug, Default)]
+struct Whole(MemoryEventStore);
+
+impl EventStore for Whole {
+    fn save_session<'a>(&'a self, id: &'a str, r: &'a [u8], ttl: Duration) -> StoreFuture<'a, ()> {
+        self.0.save_session(id, r, ttl)
+    }
+    fn load_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        self.0.load_session(id)
+    }
+    fn touch_session<'a>(&'a self, id: &'a str, ttl: Duration) -> StoreFuture<'a, ()> {
+        self.0.touch_session(id, ttl)
+    }
+    fn remove_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        self.0.remove_session(id)
+    }
+    fn write<'a>(&'a self, s: &'a str, w: &'a [StreamWrite]) -> StoreFuture<'a, Vec<bool>> {
+        self.0.write(s, w)
+    }
+    fn read<'a>(&'a self, s: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
+        self.0.read(s, stream)
+    }
+}
+
+impl TaskStore for Whole {
+    fn create_task<'a>(&'a self, id: &'a str, r: &'a [u8], ttl: Duration) -> StoreFuture<'a, ()> {
+        self.0.create_task(id, r, ttl)
+    }
+    fn load_task<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredTask>> {
+        self.0.load_task(id)
+    }
+    fn update_task<'a>(&'a self, id: &'a str, r: &'a [u8], last: bool) -> StoreFuture<'a, bool> {
+        self.0.update_task(id, r, last)
+    }
+}
+
+#[tokio::test]
+async fn the_memory_store_and_the_default_page_streams() {
+    the_store_pages_streams(&MemoryEventStore::new()).await;
+    the_store_pages_streams(&Whole::default()).await;
+}
+
+/// A stream larger than the resuming replica's byte budget is replayed
+/// page by page as its client reads: every event once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_larger_than_the_budget_resumes_on_another_replica_whole() {
+    let store = MemoryEventStore::new();
+    let a = replica(&store).await;
+    let small = StreamableHttpConfig::default()
+        .event_store(store.clone())
+        .max_held_bytes(16 * 1024);
+    let b = Http::serve(calc_server(), small).await;
+    let sid = a.initialize(V, json!({})).await;
+    // 400 progress and log events, about 80 KB.
+    let r = a
+        .post(Some((&sid, V)), &slow(2, 200, 0))
+        .send()
+        .await
+        .unwrap();
+    let mut events = Events::new(r);
+    let first = read_to_progress(&mut events, 1.0).await;
+    drop(events);
+    let (stream, seq) = id_of(&Event {
+        id: Some(first.clone()),
+        message: None,
+    });
+    let whole = ended(&store, &sid, stream).await;
+    let bytes: usize = whole.events.iter().map(|(_, f)| f.len()).sum();
+    assert!(bytes > 64 * 1024, "{bytes} bytes");
+
+    let got = rest(&mut resume(&b, &sid, &first).await).await;
+    let seqs: Vec<u64> = got.iter().map(|e| id_of(e).1).collect();
+    let want: Vec<u64> = whole
+        .events
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| *n > seq)
+        .collect();
+    assert_eq!(seqs, want);
+    let answer = got.last().unwrap().message.as_ref().unwrap();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "done after 200 steps"
+    );
 }
 
 #[tokio::test]

@@ -890,7 +890,10 @@ async fn the_redis_store_keeps_the_contract() {
     let port = free_port();
     let _redis = services.redis(port).await;
     let ttl = Duration::from_millis(200);
-    let store = RedisEventStore::new(&format!("redis://127.0.0.1:{port}"))
+    let url = format!("redis://127.0.0.1:{port}");
+    let paging = RedisEventStore::new(&url).unwrap().ttl(ttl);
+    crate::replicas::the_store_pages_streams(&paging).await;
+    let store = RedisEventStore::new(&url)
         .unwrap()
         .events_per_stream(2)
         .bytes_per_stream(crate::replicas::CONTRACT_BYTES)

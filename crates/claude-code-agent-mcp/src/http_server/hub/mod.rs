@@ -24,7 +24,8 @@
 //! What waits for the client is charged to the session's byte budget
 //! ([`Budget`], `transport/budget.rs`) until the client takes it: an event
 //! while it is in its response's channel, a JSON answer until hyper lets go
-//! of its body. What is kept after that (for replay, or for a GET stream to
+//! of its body, a page of a replay from the event store (one at a time, no
+//! larger than the budget) until the body has read it. What is kept after that (for replay, or for a GET stream to
 //! come) is bounded by `replay_bytes` and never charged, so a client that
 //! reads everything brings the budget back to zero. A request of the session
 //! is taken only while the budget has room for it ([`Hub::admit`]), so a
@@ -46,12 +47,15 @@ use tokio::sync::mpsc;
 use super::store::StreamWrite;
 use crate::transport::budget::{Budget, Charge, Demand, Ticket};
 use sink::{Event, Sink, charged, with_charge};
-pub(crate) use sink::{Rx, frame_text};
+pub(crate) use sink::{Pages, Rx, frame_text};
 
 /// Server messages kept while no GET stream is open.
 const BACKLOG_CAP: usize = 1024;
 /// What keeping one event costs beyond its bytes (counted in the budget).
 const EVENT_OVERHEAD: usize = 32;
+/// The most bytes of a page of a replay from the event store (less if the
+/// session's budget is smaller).
+const PAGE_BYTES: usize = 256 * 1024;
 /// Streams whose response was read to the end, still kept for a client
 /// whose connection broke as the last bytes went out.
 const DELIVERED_KEPT: usize = 2;
@@ -69,6 +73,15 @@ pub(crate) struct Hub {
     /// (the request was answered: [`Hub::finish_local`] once stored) and
     /// `Forget` (its client read the stream to the end).
     replica: OnceLock<mpsc::UnboundedSender<StreamWrite>>,
+    /// Told when a request to the client goes out (with an event store,
+    /// `replica.rs` then watches whether the session moves elsewhere), and
+    /// when the session ends.
+    asked: tokio::sync::Notify,
+}
+
+/// Whether `message` is a request (to the client).
+fn is_request(message: &Value) -> bool {
+    message.get("method").is_some() && message.get("id").is_some()
 }
 
 #[derive(Default)]
@@ -229,6 +242,7 @@ impl Hub {
             replay_bytes,
             budget: Budget::new(held_bytes),
             replica: OnceLock::new(),
+            asked: tokio::sync::Notify::new(),
         }
     }
 
@@ -261,6 +275,8 @@ impl Hub {
         };
         let rx = Rx {
             prefix: VecDeque::new(),
+            pages: None,
+            budget: None,
             events,
             pending,
             stream,
@@ -355,7 +371,30 @@ impl Hub {
 
     /// Sends `message` on stream `id` (kept for replay either way).
     pub(crate) fn send(&self, id: u64, message: &Value) {
+        self.note_request(message);
         self.send_text(id, message, None);
+    }
+
+    /// With an event store, tells [`asked`](Self::asked) when `message` is
+    /// a request to the client (without, nobody waits there).
+    fn note_request(&self, message: &Value) {
+        if self.replica.get().is_some() && is_request(message) {
+            self.asked.notify_one();
+        }
+    }
+
+    /// Waits until a request to the client goes out on the session (one
+    /// sent since the last call counts); `false` once the session has
+    /// ended.
+    pub(crate) async fn asked(&self) -> bool {
+        let notified = self.asked.notified();
+        let mut notified = std::pin::pin!(notified);
+        notified.as_mut().enable();
+        if self.lock().closed {
+            return false;
+        }
+        notified.await;
+        !self.lock().closed
     }
 
     /// Sends the answer to the request `ticket` admitted on stream `id`:
@@ -453,6 +492,7 @@ impl Hub {
     /// A message not tied to a request: on the GET stream if one is open,
     /// else kept until one opens.
     pub(crate) fn deliver(&self, message: Value) {
+        self.note_request(&message);
         let target = {
             let mut state = self.lock();
             let live = state.standalone.filter(|id| {
@@ -529,19 +569,21 @@ impl Hub {
         state.forget(id);
     }
 
-    /// A response body that reads `frames` (a replay from the event store)
-    /// and ends; with `then`, it carries on with what that stream's
+    /// A response body that reads `pages` (a replay from the event store,
+    /// each page charged to the session's budget until the client takes
+    /// it) and ends; with `then`, it carries on with what that stream's
     /// channel gets instead.
-    pub(crate) fn replayed(&self, frames: Vec<Bytes>, then: Option<Rx>) -> Rx {
+    pub(crate) fn replayed(&self, pages: Pages, then: Option<Rx>) -> Rx {
         let mut rx = then.unwrap_or_else(|| self.channel(0, 0).1);
-        rx.prefix = frames
-            .into_iter()
-            .map(|frame| {
-                let charge = self.budget.charge(frame.len());
-                (frame, Some(charge))
-            })
-            .collect();
+        rx.pages = Some(pages);
+        rx.budget = Some(Arc::clone(&self.budget));
         rx
+    }
+
+    /// The most bytes of a page of a replay from the event store: 256 KiB,
+    /// or the session's budget if that is smaller.
+    pub(crate) fn page_bytes(&self) -> usize {
+        PAGE_BYTES.min(self.budget.limit())
     }
 
     /// The response `rx` belonged to has read its channel to the end. If
@@ -662,11 +704,13 @@ impl Hub {
         }
         state.backlog.clear();
         state.backlog_bytes = 0;
+        drop(state);
+        self.asked.notify_one();
     }
 
     /// Bytes the session's responses hold now (for tests).
     #[cfg(test)]
-    fn held(&self) -> usize {
+    pub(crate) fn held(&self) -> usize {
         self.budget.held()
     }
 

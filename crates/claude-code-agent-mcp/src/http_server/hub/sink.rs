@@ -15,11 +15,19 @@ use crate::transport::budget::{Budget, Charge, Ticket};
 /// An event on its way to the client, and its charge.
 pub(super) type Event = (Bytes, Option<Charge>);
 
+/// The rest of a replay from the event store, page by page, each read as
+/// the client has taken the one before; `Err` when reading failed (the
+/// response ends: its client resumes again).
+pub(crate) type Pages = futures::stream::BoxStream<'static, Result<Vec<Bytes>, ()>>;
+
 /// The receiving end a response body reads: the stream's events, and which
 /// attachment of which stream it is (to say when it has read them all).
 pub(crate) struct Rx {
-    /// Events read before `events` (a replay from the event store).
+    /// Events read before `events` (a page of a replay from the event
+    /// store), and the replay's next pages.
     pub(super) prefix: std::collections::VecDeque<Event>,
+    pub(super) pages: Option<Pages>,
+    pub(super) budget: Option<Arc<Budget>>,
     pub(super) events: mpsc::Receiver<Event>,
     /// Bytes in `events`, shared with the stream that sends into it.
     pub(super) pending: Arc<AtomicUsize>,
@@ -31,8 +39,32 @@ impl Rx {
     /// The next event (taken: its charge ends); `None` once the stream
     /// has ended.
     pub(crate) async fn recv(&mut self) -> Option<Bytes> {
-        if let Some((bytes, _charge)) = self.prefix.pop_front() {
-            return Some(bytes);
+        use futures::StreamExt;
+        loop {
+            if let Some((bytes, _charge)) = self.prefix.pop_front() {
+                return Some(bytes);
+            }
+            let Some(pages) = self.pages.as_mut() else {
+                break;
+            };
+            match pages.next().await {
+                Some(Ok(page)) => {
+                    // Charged until the client takes it.
+                    let budget = self.budget.as_ref();
+                    let charged = |frame: Bytes| {
+                        let charge = budget.map(|b| b.charge(frame.len()));
+                        (frame, charge)
+                    };
+                    self.prefix.extend(page.into_iter().map(charged));
+                }
+                Some(Err(())) => {
+                    // Cut short: nothing after it goes out either.
+                    self.pages = None;
+                    self.events = mpsc::channel(1).1;
+                    return None;
+                }
+                None => self.pages = None,
+            }
         }
         let (bytes, _charge) = self.events.recv().await?;
         self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);

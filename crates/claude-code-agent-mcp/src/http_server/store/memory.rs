@@ -103,6 +103,24 @@ impl MemoryEventStore {
         (inner.sessions.len(), inner.streams.len())
     }
 
+    /// Stream `stream` of `session` if it is kept, with the events `page`
+    /// takes of it.
+    fn view(
+        &self,
+        session: &str,
+        stream: u64,
+        page: impl FnOnce(&VecDeque<(u64, Bytes)>) -> Vec<(u64, Bytes)>,
+    ) -> Option<StoredStream> {
+        let now = Instant::now();
+        let inner = self.lock();
+        let kept = inner.streams.get(&(session.to_owned(), stream))?;
+        live(kept.expires, now).then(|| StoredStream {
+            request: kept.request.clone(),
+            events: page(&kept.events),
+            ended: kept.ended,
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -253,18 +271,23 @@ impl EventStore for MemoryEventStore {
         Box::pin(async { Ok(applied) })
     }
 
+    fn read_page<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'a, Option<StoredStream>> {
+        let found = self.view(session, stream, |events| {
+            let from = events.partition_point(|(n, _)| *n <= after);
+            super::page(events.range(from..).cloned(), max_events, max_bytes)
+        });
+        Box::pin(async { Ok(found) })
+    }
+
     fn read<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
-        let now = Instant::now();
-        let found = self
-            .lock()
-            .streams
-            .get(&(session.to_owned(), stream))
-            .filter(|kept| live(kept.expires, now))
-            .map(|kept| StoredStream {
-                request: kept.request.clone(),
-                events: kept.events.iter().cloned().collect(),
-                ended: kept.ended,
-            });
+        let found = self.view(session, stream, |events| events.iter().cloned().collect());
         Box::pin(async { Ok(found) })
     }
 }

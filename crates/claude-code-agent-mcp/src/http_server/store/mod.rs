@@ -99,6 +99,58 @@ pub trait EventStore: TaskStore + fmt::Debug + Send + Sync + 'static {
 
     /// Stream `stream` of `session` as kept, or `None` if it is not.
     fn read<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>>;
+
+    /// A page of stream `stream` of `session`: its kept events numbered
+    /// after `after`, oldest first, at most `max_events` of them and no
+    /// more than `max_bytes` of their frames (the first one whatever its
+    /// size), with the stream's request and whether it ended, as
+    /// [`read`](Self::read) gives them; `None` if the stream is not kept.
+    /// A client that resumes a stream through another replica gets it page
+    /// by page, each read as the client takes the one before.
+    ///
+    /// The default implementation [`read`](Self::read)s the whole stream
+    /// and keeps the page: a store implements it natively so that no
+    /// resume loads a long stream at once.
+    fn read_page<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'a, Option<StoredStream>> {
+        Box::pin(async move {
+            let stored = self.read(session, stream).await?;
+            Ok(stored.map(|mut stored| {
+                let after = stored
+                    .events
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .take_while(|n| *n <= after);
+                let skip = after.count();
+                stored.events = page(stored.events.into_iter().skip(skip), max_events, max_bytes);
+                stored
+            }))
+        })
+    }
+}
+
+/// The first of `events` (in order), at most `max_events` of them and no
+/// more than `max_bytes` of their frames (the first one whatever its size).
+pub(crate) fn page(
+    events: impl IntoIterator<Item = (u64, Bytes)>,
+    max_events: usize,
+    max_bytes: usize,
+) -> Vec<(u64, Bytes)> {
+    let mut bytes = 0;
+    events
+        .into_iter()
+        .take(max_events.max(1))
+        .take_while(|(_, frame)| {
+            bytes += frame.len();
+            bytes == frame.len() || bytes <= max_bytes
+        })
+        .collect()
 }
 
 /// The event store of a service, shared by the clones of its configuration.

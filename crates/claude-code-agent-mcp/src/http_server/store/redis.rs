@@ -91,6 +91,46 @@ end
 return out
 ";
 
+/// A page of a stream (`read_page`): KEYS[1] its events, KEYS[2] its
+/// hash; ARGV: after (a seq), the most events, the most bytes. Events are
+/// kept in order of their seqs, each at least one more than the one before
+/// (more where a write failed), so every event before index
+/// `len - (n - after)` (`n` the last one's seq) is at or before `after`:
+/// the first one after it is found from there, at once when no write
+/// failed, else by bisection. Returns the request, the end mark, then the
+/// page.
+const READ_PAGE: &str = r"
+local h = redis.call('HMGET', KEYS[2], 'r', 'x', 'n')
+local len = redis.call('LLEN', KEYS[1])
+local after, count, bytecap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local function early(i)
+  local seq = string.match(redis.call('LINDEX', KEYS[1], i), '^id: %d+%-(%d+)\n')
+  return seq ~= nil and tonumber(seq) <= after
+end
+local lo, hi = math.max(0, len - (tonumber(h[3] or '0') - after)), len
+if lo < hi and early(lo) then
+  lo = lo + 1
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if early(mid) then
+      lo = mid + 1
+    else
+      hi = mid
+    end
+  end
+end
+local out = {h[1] or false, h[2] or false}
+local bytes = 0
+for _, frame in ipairs(redis.call('LRANGE', KEYS[1], lo, lo + count - 1)) do
+  bytes = bytes + #frame
+  if #out > 2 and bytes > bytecap then
+    break
+  end
+  out[#out + 1] = frame
+end
+return out
+";
+
 /// Replaces a task's record unless it is final (or gone): KEYS[1] the
 /// task's hash, ARGV[1] the record, ARGV[2] `1` to make it final.
 const UPDATE_TASK: &str = r"
@@ -124,6 +164,7 @@ return 1
 pub struct RedisEventStore {
     link: Link,
     script: redis::Script,
+    read_page: redis::Script,
     update_task: redis::Script,
     prefix: String,
     ttl: Duration,
@@ -468,6 +509,7 @@ impl RedisEventStore {
         Self {
             link,
             script: redis::Script::new(WRITE),
+            read_page: redis::Script::new(READ_PAGE),
             update_task: redis::Script::new(UPDATE_TASK),
             prefix: "mcp:".into(),
             ttl: Duration::from_secs(300),
@@ -679,6 +721,46 @@ impl EventStore for RedisEventStore {
         })
     }
 
+    fn read_page<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        after: u64,
+        max_events: usize,
+        max_bytes: usize,
+    ) -> StoreFuture<'a, Option<StoredStream>> {
+        Box::pin(async move {
+            let mut conn = self.conn.clone();
+            let mut got: Vec<Option<Vec<u8>>> = self
+                .read_page
+                .key(self.stream_key(session, stream, "e"))
+                .key(self.stream_key(session, stream, "h"))
+                .arg(after)
+                .arg(max_events.max(1))
+                .arg(max_bytes)
+                .invoke_async(&mut conn)
+                .await
+                .map_err(|e| failed("reading an SSE stream", &self.address, e))?;
+            let frames = got.split_off(2.min(got.len()));
+            let mut fields = got.into_iter();
+            let (request, ended) = (fields.next().flatten(), fields.next().flatten());
+            if frames.is_empty() && request.is_none() && ended.is_none() {
+                return Ok(None);
+            }
+            let events = frames
+                .into_iter()
+                .flatten()
+                .filter_map(|frame| Some((frame_seq(&frame)?, Bytes::from(frame))))
+                .filter(|(n, _)| *n > after)
+                .collect();
+            Ok(Some(StoredStream {
+                request: parse_request(request.as_deref()),
+                events,
+                ended: ended.is_some(),
+            }))
+        })
+    }
+
     fn read<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, Option<StoredStream>> {
         Box::pin(async move {
             let mut c = self.link.get().await?;
@@ -699,9 +781,7 @@ impl EventStore for RedisEventStore {
             if events.is_empty() && request.is_none() && ended.is_none() {
                 return Ok(None);
             }
-            let request = request
-                .and_then(|r| serde_json::from_str::<Value>(&r).ok())
-                .filter(|r| !r.is_null());
+            let request = parse_request(request.as_deref().map(str::as_bytes));
             let events = events
                 .into_iter()
                 .filter_map(|frame| Some((frame_seq(&frame)?, Bytes::from(frame))))
@@ -713,6 +793,12 @@ impl EventStore for RedisEventStore {
             }))
         })
     }
+}
+
+/// The request a stream's hash keeps (JSON; `null` for a GET stream).
+fn parse_request(kept: Option<&[u8]>) -> Option<Value> {
+    kept.and_then(|r| serde_json::from_slice::<Value>(r).ok())
+        .filter(|r| !r.is_null())
 }
 
 /// The seq of an SSE event written by this crate (`id: <stream>-<seq>`).
