@@ -730,17 +730,17 @@ impl EventStore for RedisEventStore {
         max_bytes: usize,
     ) -> StoreFuture<'a, Option<StoredStream>> {
         Box::pin(async move {
-            let mut conn = self.conn.clone();
-            let mut got: Vec<Option<Vec<u8>>> = self
+            let mut c = self.link.get().await?;
+            let r = self
                 .read_page
                 .key(self.stream_key(session, stream, "e"))
                 .key(self.stream_key(session, stream, "h"))
                 .arg(after)
                 .arg(max_events.max(1))
                 .arg(max_bytes)
-                .invoke_async(&mut conn)
-                .await
-                .map_err(|e| failed("reading an SSE stream", &self.address, e))?;
+                .invoke_async(&mut c.conn)
+                .await;
+            let mut got: Vec<Option<Vec<u8>>> = self.link.done(&c, "reading an SSE stream", r)?;
             let frames = got.split_off(2.min(got.len()));
             let mut fields = got.into_iter();
             let (request, ended) = (fields.next().flatten(), fields.next().flatten());
