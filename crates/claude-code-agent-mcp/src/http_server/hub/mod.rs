@@ -46,6 +46,7 @@ use tokio::sync::mpsc;
 
 use super::store::StreamWrite;
 use crate::transport::budget::{Budget, Charge, Demand, Ticket};
+use sink::Replay;
 use sink::{Event, Sink, charged, with_charge};
 pub(crate) use sink::{Pages, Rx, frame_text};
 
@@ -72,10 +73,16 @@ pub(crate) struct Hub {
     /// What it queues: `Event` (sent to its client once stored), `End`
     /// (the request was answered: [`Hub::finish_local`] once stored) and
     /// `Forget` (its client read the stream to the end).
-    replica: OnceLock<mpsc::UnboundedSender<StreamWrite>>,
-    /// Told when a request to the client goes out (with an event store,
-    /// `replica.rs` then watches whether the session moves elsewhere), and
-    /// when the session ends.
+    replica: OnceLock<Replicated>,
+}
+
+/// What a session replicated through an event store has beside its hub.
+struct Replicated {
+    /// Where its writes go, in order.
+    writes: mpsc::UnboundedSender<StreamWrite>,
+    /// Told when a request to the client goes out (`replica.rs` then
+    /// watches whether the session moves elsewhere), and when the session
+    /// ends.
     asked: tokio::sync::Notify,
 }
 
@@ -242,7 +249,6 @@ impl Hub {
             replay_bytes,
             budget: Budget::new(held_bytes),
             replica: OnceLock::new(),
-            asked: tokio::sync::Notify::new(),
         }
     }
 
@@ -253,7 +259,11 @@ impl Hub {
     /// take the session over in turn number theirs apart).
     pub(crate) fn replicate(&self, base: u64) -> Option<mpsc::UnboundedReceiver<StreamWrite>> {
         let (tx, rx) = mpsc::unbounded_channel();
-        self.replica.set(tx).ok()?;
+        let replicated = Replicated {
+            writes: tx,
+            asked: tokio::sync::Notify::new(),
+        };
+        self.replica.set(replicated).ok()?;
         self.lock().next = base;
         Some(rx)
     }
@@ -261,7 +271,7 @@ impl Hub {
     fn queue(&self, item: StreamWrite) -> bool {
         self.replica
             .get()
-            .is_some_and(|replica| replica.send(item).is_ok())
+            .is_some_and(|replica| replica.writes.send(item).is_ok())
     }
 
     /// A response body's channel: room for the priming event and every
@@ -275,8 +285,7 @@ impl Hub {
         };
         let rx = Rx {
             prefix: VecDeque::new(),
-            pages: None,
-            budget: None,
+            replay: None,
             events,
             pending,
             stream,
@@ -378,16 +387,21 @@ impl Hub {
     /// With an event store, tells [`asked`](Self::asked) when `message` is
     /// a request to the client (without, nobody waits there).
     fn note_request(&self, message: &Value) {
-        if self.replica.get().is_some() && is_request(message) {
-            self.asked.notify_one();
+        if let Some(replica) = self.replica.get()
+            && is_request(message)
+        {
+            replica.asked.notify_one();
         }
     }
 
     /// Waits until a request to the client goes out on the session (one
     /// sent since the last call counts); `false` once the session has
-    /// ended.
+    /// ended, or at once if it is not replicated.
     pub(crate) async fn asked(&self) -> bool {
-        let notified = self.asked.notified();
+        let Some(replica) = self.replica.get() else {
+            return false;
+        };
+        let notified = replica.asked.notified();
         let mut notified = std::pin::pin!(notified);
         notified.as_mut().enable();
         if self.lock().closed {
@@ -575,8 +589,10 @@ impl Hub {
     /// channel gets instead.
     pub(crate) fn replayed(&self, pages: Pages, then: Option<Rx>) -> Rx {
         let mut rx = then.unwrap_or_else(|| self.channel(0, 0).1);
-        rx.pages = Some(pages);
-        rx.budget = Some(Arc::clone(&self.budget));
+        rx.replay = Some(Box::new(Replay {
+            pages,
+            budget: Arc::clone(&self.budget),
+        }));
         rx
     }
 
@@ -705,7 +721,9 @@ impl Hub {
         state.backlog.clear();
         state.backlog_bytes = 0;
         drop(state);
-        self.asked.notify_one();
+        if let Some(replica) = self.replica.get() {
+            replica.asked.notify_one();
+        }
     }
 
     /// Bytes the session's responses hold now (for tests).

@@ -20,14 +20,20 @@ pub(super) type Event = (Bytes, Option<Charge>);
 /// response ends: its client resumes again).
 pub(crate) type Pages = futures::stream::BoxStream<'static, Result<Vec<Bytes>, ()>>;
 
+/// The rest of a replay, and the budget its pages are charged to (boxed in
+/// [`Rx`]: most responses have none).
+pub(super) struct Replay {
+    pub(super) pages: Pages,
+    pub(super) budget: Arc<Budget>,
+}
+
 /// The receiving end a response body reads: the stream's events, and which
 /// attachment of which stream it is (to say when it has read them all).
 pub(crate) struct Rx {
     /// Events read before `events` (a page of a replay from the event
     /// store), and the replay's next pages.
     pub(super) prefix: std::collections::VecDeque<Event>,
-    pub(super) pages: Option<Pages>,
-    pub(super) budget: Option<Arc<Budget>>,
+    pub(super) replay: Option<Box<Replay>>,
     pub(super) events: mpsc::Receiver<Event>,
     /// Bytes in `events`, shared with the stream that sends into it.
     pub(super) pending: Arc<AtomicUsize>,
@@ -39,36 +45,50 @@ impl Rx {
     /// The next event (taken: its charge ends); `None` once the stream
     /// has ended.
     pub(crate) async fn recv(&mut self) -> Option<Bytes> {
+        if let Some((bytes, _charge)) = self.prefix.pop_front() {
+            return Some(bytes);
+        }
+        // A replay from the event store: rare, so its state is boxed
+        // rather than carried by every call's future.
+        if self.replay.is_some()
+            && let Some(next) = Box::pin(self.replayed()).await
+        {
+            return next;
+        }
+        let (bytes, _charge) = self.events.recv().await?;
+        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
+        Some(bytes)
+    }
+
+    /// The next event of the replay's pages (`Some(None)`: the replay was
+    /// cut short, and the response ends), or `None` once they are read and
+    /// the stream's channel follows.
+    async fn replayed(&mut self) -> Option<Option<Bytes>> {
         use futures::StreamExt;
         loop {
             if let Some((bytes, _charge)) = self.prefix.pop_front() {
-                return Some(bytes);
+                return Some(Some(bytes));
             }
-            let Some(pages) = self.pages.as_mut() else {
-                break;
-            };
-            match pages.next().await {
+            let replay = self.replay.as_mut()?;
+            match replay.pages.next().await {
                 Some(Ok(page)) => {
                     // Charged until the client takes it.
-                    let budget = self.budget.as_ref();
+                    let budget = &replay.budget;
                     let charged = |frame: Bytes| {
-                        let charge = budget.map(|b| b.charge(frame.len()));
-                        (frame, charge)
+                        let charge = budget.charge(frame.len());
+                        (frame, Some(charge))
                     };
                     self.prefix.extend(page.into_iter().map(charged));
                 }
                 Some(Err(())) => {
                     // Cut short: nothing after it goes out either.
-                    self.pages = None;
+                    self.replay = None;
                     self.events = mpsc::channel(1).1;
-                    return None;
+                    return Some(None);
                 }
-                None => self.pages = None,
+                None => self.replay = None,
             }
         }
-        let (bytes, _charge) = self.events.recv().await?;
-        self.pending.fetch_sub(bytes.len(), Ordering::Relaxed);
-        Some(bytes)
     }
 
     /// The next event if one is there.
