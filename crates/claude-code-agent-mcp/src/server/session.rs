@@ -350,7 +350,9 @@ impl Session {
         }
     }
 
-    /// How many requests to the client wait for their answer.
+    /// How many requests to the client wait for their answer (for the
+    /// HTTP server's replicas).
+    #[cfg(feature = "http-server")]
     pub(crate) fn waiting_on_client(&self) -> usize {
         self.inner.requests.ours_len()
     }
@@ -358,6 +360,7 @@ impl Session {
     /// Ends the requests to the client waiting now with `error()` (no
     /// withdrawal goes to the client: it cannot be reached); new ones may
     /// still be sent. How many there were.
+    #[cfg(feature = "http-server")]
     pub(crate) fn fail_requests(&self, error: impl Fn() -> ClientRequestError) -> usize {
         let mut ids = Vec::new();
         self.inner
