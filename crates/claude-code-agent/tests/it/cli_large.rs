@@ -21,14 +21,11 @@ fn big_text(size: usize) -> String {
     let head = "BEGIN-OF-BIG-RESULT\n";
     let tail = "\nEND-OF-BIG-RESULT";
     let line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_\n";
+    let body = size - head.len() - tail.len();
     let mut text = String::with_capacity(size);
     text.push_str(head);
-    while text.len() + line.len() <= size - tail.len() {
-        text.push_str(line);
-    }
-    while text.len() < size - tail.len() {
-        text.push('.');
-    }
+    text.push_str(&line.repeat(body / line.len()));
+    text.push_str(&".".repeat(body % line.len()));
     text.push_str(tail);
     assert_eq!(text.len(), size);
     text
@@ -193,8 +190,9 @@ async fn five_hundred_mib_result_alone() {
                 Tool::new("build", "Builds 500 MiB of text", |_: Value| async move {
                     let mut text = String::with_capacity(HUGE);
                     text.push_str("HEAD-");
+                    let body = "0123456789abcdef".repeat(1 << 16);
                     while text.len() < HUGE {
-                        text.push_str("0123456789abcdef");
+                        text.push_str(&body);
                     }
                     text.truncate(HUGE);
                     text
