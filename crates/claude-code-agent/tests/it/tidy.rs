@@ -16,6 +16,8 @@
 //! - The MCP server does not import the MCP client.
 //! - The public API names other crates only where its users hold them
 //!   (`tidy/foreign_types.rs`).
+//! - Platform-specific code is in what the Windows check of `scripts/test`
+//!   builds (`tidy/platform_code.rs`).
 //! - Citations of `docs/protocol.md` name sections that exist.
 //! - Each published crate's docs (`src/lib.rs`) name every feature of its
 //!   manifest.
@@ -26,6 +28,7 @@
 mod architecture;
 mod dependency_snippets;
 mod foreign_types;
+mod platform_code;
 use std::collections::BTreeSet;
 
 use crate::support::repo::{check, files, read};

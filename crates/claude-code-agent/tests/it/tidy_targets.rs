@@ -14,35 +14,23 @@
 //! `--all-targets`) compiles the program a second time as an empty test
 //! harness, or its tests never run.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::support::repo::{check, read, repo_root};
+use crate::support::repo::{cargo_stdout, check, read};
 
 /// The heading of ARCHITECTURE.md's list of allowed extra test targets.
 const SECTION: &str = "Test targets of their own";
 
 /// `cargo metadata` of the workspace's own packages.
 fn metadata() -> Value {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "metadata",
-            "--no-deps",
-            "--offline",
-            "--format-version",
-            "1",
-        ])
-        .current_dir(repo_root())
-        .output()
-        .unwrap_or_else(|e| panic!("tidy needs `cargo metadata`: {e}"));
-    assert!(
-        out.status.success(),
-        "`cargo metadata` failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON")
+    let out = cargo_stdout(&[
+        "metadata",
+        "--no-deps",
+        "--offline",
+        "--format-version",
+        "1",
+    ]);
+    serde_json::from_slice(&out).expect("cargo metadata's JSON")
 }
 
 /// Every integration-test target of the workspace: `(package, target)`.

@@ -54,6 +54,24 @@ pub fn read(path: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// What `cargo <args>` prints, run in the repository's root (the cargo
+/// running the tests, `$CARGO`); fails the test if cargo fails.
+pub fn cargo_stdout(args: &[&str]) -> Vec<u8> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .unwrap_or_else(|e| panic!("tidy needs `cargo {}`: {e}", args[0]));
+    assert!(
+        out.status.success(),
+        "`cargo {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Fails with every violation, one a line.
 pub fn check(rule: &str, violations: Vec<String>) {
     assert!(
