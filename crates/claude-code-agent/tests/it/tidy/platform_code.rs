@@ -7,9 +7,9 @@
 //! second target costs a minute of CPU). This rule keeps that true: every
 //! library module with platform-specific code (`cfg(unix)`,
 //! `cfg(windows)`, `cfg(target_os …)`, `std::os::…`) is compiled by that
-//! check, through the crates' module trees as cargo resolves the features;
-//! and a file with such code gates nothing else on a feature the check
-//! leaves out. Test code (`cfg(test)`) is exempt: the tests are POSIX.
+//! check, through the crates' module trees as cargo resolves the features,
+//! and none sits inside an item under a feature the check leaves out. Test
+//! code (`cfg(test)`) is exempt: the tests are POSIX.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -155,7 +155,10 @@ fn is_platform_code(line: &str) -> bool {
     if code.contains("std::os::") {
         return true;
     }
-    if !(code.contains("cfg(") || code.contains("cfg!(")) {
+    if !["cfg(", "cfg!(", "cfg_attr("]
+        .iter()
+        .any(|c| code.contains(c))
+    {
         return false;
     }
     let words = tokens(code);
@@ -506,6 +509,7 @@ fn the_platform_rule_catches_what_it_should() {
         "    use std::os::unix::process::CommandExt;"
     ));
     assert!(is_platform_code(r#"if cfg!(target_os = "linux") {"#));
+    assert!(is_platform_code("#[cfg_attr(windows, allow(unused))]"));
     assert!(!is_platform_code("// cfg(unix) in a comment"));
     assert!(!is_platform_code(r#"#[cfg(feature = "unix-ish")]"#));
 
