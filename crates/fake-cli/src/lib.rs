@@ -25,7 +25,7 @@
 //! | `bench` | the benchmark (`src/bin/fake-claude/bench.rs`); writes [`report::BenchReport`] to `report` |
 //! | `exit_before_init` | writes `stderr` to stderr and exits with `code` before reading anything |
 //! | `die_mid_tool_call` | sends a `tools/call`, waits `delay_ms`, SIGKILLs itself |
-//! | `die_mid_stream` | writes half a line, SIGKILLs itself |
+//! | `die_mid_stream` | writes half a line (after a `transcript_mirror` frame of one entry of `mirror_bytes` bytes under `$CLAUDE_CONFIG_DIR/projects`, with that parameter), waits `wait_ms` (50), SIGKILLs itself |
 //! | `stdout_garbage` | garbage, a truncated line, invalid UTF-8, a JSON array, a blank line (with `undecodable: true` also a JSON object serde cannot hold, `1e999`), then a normal turn |
 //! | `flood` | `n` assistant texts of `bytes` bytes, a `tools/call` answered within `max_call_ms`, `hold_ms` serving the SDK's requests, a `result` (`flooded <n> call_ms=<ms>`) |
 //! | `huge_line` | an `assistant` text of `bytes` bytes in one line, then a normal turn |

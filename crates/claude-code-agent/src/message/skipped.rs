@@ -20,6 +20,12 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// are skipped with a `tracing` warning and no report. Each skipped line
 /// is also logged with `tracing::warn!`.
 ///
+/// A last line the CLI's output ended inside (the CLI died while writing
+/// it) is reported before the session's error. When the SDK itself ended
+/// the session (a session store that failed, a transcript past its limit,
+/// messages not read past their budget) it killed the CLI and so cut that
+/// line; then the error says what happened and no `SkippedLine` is made.
+///
 /// It is an [`Error`](std::error::Error) too (its
 /// [`source`](std::error::Error::source) is the `serde_json::Error`, when
 /// there is one), for a program that wants to stop on a lost message:

@@ -46,7 +46,7 @@ use crate::cli_version::{self, CliVersionPolicy};
 use crate::command;
 use crate::error::{Error, Result};
 use crate::mcp::__private::transport::RequestTable;
-use crate::message::{Message, UserInput};
+use crate::message::{Message, SkippedLine, UserInput};
 use crate::options::Options;
 use crate::protocol::{
     ControlResponse, HookFailure, Incoming, InitializeRequest, InitializeResponse,
@@ -611,8 +611,14 @@ impl Connection {
     }
 
     /// The session is over: `overflow` when the user's queue overflowed,
-    /// else the CLI's stdout ended.
-    async fn end(&self, messages: MessageSender, overflow: Option<queue::Overflow>) {
+    /// else the CLI's stdout ended; `cut`, the last line when the CLI's
+    /// output ended inside it and it does not parse.
+    async fn end(
+        &self,
+        messages: MessageSender,
+        overflow: Option<queue::Overflow>,
+        cut: Option<SkippedLine>,
+    ) {
         // Nobody will read answers any more: stop the handlers still running.
         self.withdraw_theirs();
         // Turns that got no result end here, unanswered.
@@ -647,6 +653,17 @@ impl Connection {
         );
         if failed || !self.shutting_down.load(Ordering::SeqCst) {
             *self.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(clone_exit(&error));
+        }
+        // A line the CLI was writing when it died is a message lost, and the
+        // user is told; unless the SDK ended the session: it killed the CLI
+        // and so cut the line itself, and the error says why.
+        if let Some(cut) = cut {
+            if failed {
+                tracing::debug!("the CLI was killed while writing a line: {cut}");
+            } else {
+                let size = cut.queued_size();
+                let _ = messages.push(Message::SkippedLine(cut), size);
+            }
         }
         let (ours, theirs) = self.requests.close();
         for token in theirs {

@@ -4,7 +4,8 @@
 //! It routes every line as the module docs say and never awaits anything
 //! but input: a CLI request goes to a task of its own ([`answer`](super::answer)).
 //! When stdout ends (or the user's queue overflows) the same task ends the
-//! session ([`Connection::end`]).
+//! session ([`Connection::end`]), with the last line if the CLI died while
+//! writing it (the end decides whether the user hears of it).
 
 use std::sync::Arc;
 
@@ -12,7 +13,7 @@ use serde_json::Value;
 
 use super::Connection;
 use crate::mcp::__private::transport::{Parsed, parse_object};
-use crate::message::Message;
+use crate::message::{Message, SkippedLine};
 use crate::protocol::{Incoming, McpMessageLine};
 use crate::queue::{MessageSender, Overflow, json_size};
 use crate::transport::{LineReader, Read};
@@ -22,18 +23,20 @@ use crate::transport::{LineReader, Read};
 pub(super) fn start(reader: LineReader, conn: &Arc<Connection>, messages: MessageSender) {
     let conn = conn.clone();
     tokio::spawn(async move {
-        let overflow = read(reader, &conn, &messages).await;
-        conn.end(messages, overflow).await;
+        let (overflow, cut) = read(reader, &conn, &messages).await;
+        conn.end(messages, overflow, cut).await;
     });
 }
 
 /// Routes every line until the CLI's stdout ends; `Some` when the user's
-/// queue overflowed.
+/// queue overflowed, and the last line if it was cut short and does not
+/// parse.
 async fn read(
     mut reader: LineReader,
     conn: &Arc<Connection>,
     messages: &MessageSender,
-) -> Option<Overflow> {
+) -> (Option<Overflow>, Option<SkippedLine>) {
+    let mut cut = None;
     // Held while routing the lines of one read: the answers ready at once
     // leave together, when the reader is about to wait (see `answer`).
     let mut holding = false;
@@ -51,6 +54,12 @@ async fn read(
         }
         let routed = match line {
             Ok(Read::Value(line)) => conn.route(line, messages),
+            // Cut short by the CLI's end: left to the session's end, which
+            // knows whether the SDK cut it (killing the CLI) or the CLI died.
+            Ok(Read::Skipped(skipped)) if reader.ended_mid_line() => {
+                cut = Some(skipped);
+                Ok(())
+            }
             // A line too long or not decodable: a message of its own for
             // the user, and the session goes on.
             Ok(Read::Skipped(skipped)) => {
@@ -69,7 +78,7 @@ async fn read(
     if holding {
         conn.release();
     }
-    overflow
+    (overflow, cut)
 }
 
 /// A line as [`Connection::route`] takes it: an `mcp_message` request,

@@ -166,6 +166,9 @@ pub(crate) enum Read<T> {
 ///   and a JSON object that does not fit the type asked for are each one
 ///   [`Read::Skipped`] ([`SkipReason::Invalid`]): a message was lost, and
 ///   the user is told.
+/// * A last line cut short by the end of input is returned like any other;
+///   [`ended_mid_line`](LineReader::ended_mid_line) says so (the session's
+///   end decides whether the user is told).
 /// * A read error is returned once ([`Error::Io`]), then the stream ends.
 #[derive(Debug)]
 pub(crate) struct LineReader<R = ChildStdout> {
@@ -179,6 +182,12 @@ impl<R: tokio::io::AsyncRead + Unpin> LineReader<R> {
         Self {
             inner: mcp::LineReader::new(inner, max_line_bytes),
         }
+    }
+
+    /// Whether the input ended inside a line: the last line returned had
+    /// no `\n` (the CLI died while writing it).
+    pub(crate) fn ended_mid_line(&self) -> bool {
+        self.inner.ended_mid_line()
     }
 
     /// The next JSON object as a [`serde_json::Value`]; `None` at the end.

@@ -94,10 +94,58 @@ async fn cli_killed_mid_line_delivers_what_came_before_then_errors() {
         })
         .collect();
     assert_eq!(texts, ["about to die"], "{messages:?}");
+    // The half line is a message lost, and the user is told, before the
+    // error.
+    let n = messages.len();
+    assert!(
+        n >= 2
+            && matches!(&messages[n - 2], Ok(Message::SkippedLine(s))
+                if s.excerpt.contains("msg_cut") && s.len == s.excerpt.len()),
+        "{messages:?}"
+    );
     match messages.last() {
         Some(Err(Error::CliExited { signal, .. })) => assert_eq!(*signal, Some(9)),
         other => panic!("expected CliExited by SIGKILL, got {other:?}"),
     }
+    fake.assert_gone().await;
+}
+
+/// When the SDK ends the session (here: a transcript past its limit), it
+/// kills the CLI, which may be writing a line (seen on the real CLI: a
+/// 64 KiB `transcript_mirror` line cut at the pipe's size). That cut is
+/// the SDK's own doing: the error says what happened, no `SkippedLine`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_cut_by_the_sdk_ending_the_session_is_not_reported_as_skipped() {
+    let fake = fake(
+        "die_mid_stream",
+        json!({"mirror_bytes": 4000, "wait_ms": 20000}),
+    );
+    let config = tempfile::tempdir().unwrap();
+    let options = fake
+        .options
+        .clone()
+        .env("CLAUDE_CONFIG_DIR", config.path().to_str().unwrap())
+        .session_store(claude_code_agent::sessions::InMemorySessionStore::new())
+        .max_transcript_bytes(1000);
+    let started = Instant::now();
+    let messages = bounded(30, collect(query("hi", options))).await;
+    assert!(
+        !messages
+            .iter()
+            .any(|m| matches!(m, Ok(Message::SkippedLine(_)))),
+        "{messages:?}"
+    );
+    match messages.last() {
+        Some(Err(Error::TranscriptTooLarge { limit, size, .. })) => {
+            assert_eq!(*limit, 1000);
+            assert!(*size > 4000);
+        }
+        other => panic!("expected TranscriptTooLarge, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the SDK killed it"
+    );
     fake.assert_gone().await;
 }
 

@@ -185,9 +185,22 @@ fn die_mid_tool_call(peer: &mut Peer) -> Step {
 fn die_mid_stream(peer: &mut Peer) -> Step {
     peer.emit_init()?;
     peer.emit_text("about to die")?;
+    let mirror = param_u64(&peer.params, "mirror_bytes", 0);
+    if mirror > 0 {
+        // One transcript entry of that size, where `--session-mirror`
+        // would write it: the SDK's mirror counts it against its limit.
+        let config = std::env::var("CLAUDE_CONFIG_DIR").unwrap_or_default();
+        let path = format!("{config}/projects/-fake/{}.jsonl", peer.session_id);
+        let text = "x".repeat(usize::try_from(mirror).unwrap_or(usize::MAX));
+        peer.out.frame(&json!({
+            "type": "transcript_mirror",
+            "filePath": path,
+            "entries": [{"type": "user", "message": {"role": "user", "content": text}}],
+        }))?;
+    }
     peer.out
         .raw(br#"{"type":"assistant","message":{"id":"msg_cut","type":"message","content":[{"type":"text","text":"half a li"#)?;
-    std::thread::sleep(Duration::from_millis(50));
+    std::thread::sleep(param_ms(&peer.params, "wait_ms", 50));
     kill_self()
 }
 
