@@ -5,14 +5,34 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 _CURRENT_STEP=""
 
-# Reports the step that failed when the script exits early (set -e).
+# Reports the step that failed when the script exits early (set -e), and
+# ends the background jobs still running with everything they started
+# (builds, test binaries, the CLIs they drive), so that a failed run
+# leaves nothing behind.
 _on_exit() {
-    local rc=$?
+    local rc=$? pid
     if [[ $rc -ne 0 && -n "$_CURRENT_STEP" ]]; then
         printf '\n\033[1;31mFAILED: %s (exit %s)\033[0m\n' "$_CURRENT_STEP" "$rc" >&2
     fi
+    # Only jobs bash has not reaped: their pids cannot have been reused.
+    for pid in $(jobs -p); do
+        disown "$pid" 2>/dev/null || true
+        _kill_tree "$pid"
+    done
 }
 trap _on_exit EXIT
+
+# Kills $1 and its descendants: each is stopped before its children are
+# listed, so none it starts meanwhile escapes (Linux's
+# /proc/<pid>/task/<tid>/children).
+_kill_tree() {
+    local child
+    kill -STOP "$1" 2>/dev/null || return 0
+    for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        _kill_tree "$child"
+    done
+    kill -KILL "$1" 2>/dev/null || true
+}
 
 # A visible section header.
 section() {
@@ -40,7 +60,8 @@ _children_cpu() {
 # Runs "$@" (a command or a function) as a background job of this shell
 # ($! is its pid, for `wait`), named $1 without it: when it ends it writes
 # the CPU seconds it took to a file, so that `step` leaves them out of the
-# step during which bash reaps it, and `background_cpu` tells them.
+# step during which bash reaps it, and `background_cpu` tells them. One still
+# running when the script exits is killed, with its descendants.
 _BACKGROUND_CPU="$(mktemp -d)"
 background() {
     local name="$1"
