@@ -14,7 +14,7 @@
 //!   `jsonrpc` are below all three; the client names the server only in
 //!   its in-process transport (`client/in_process.rs`).
 
-mod graph;
+pub(crate) mod graph;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::support::repo::{cargo_stdout, check, files, read, repo_root};
+use crate::tidy_layers::graph::blank_comments_and_strings;
 
 /// The published crates, with their folders.
 const CRATES: [(&str, &str); 3] = [
@@ -275,9 +276,12 @@ fn declarations(text: &str) -> Modules {
 
 /// The lines (0-based) of the items of `text` under a `cfg` that is false
 /// with `features` and true with every feature (so not test code): from an
-/// item's first line to its closing brace, or its semicolon.
+/// item's first line to its closing brace, or its semicolon. Braces are
+/// counted with comments and literals blanked (`"{"`, `"http://…"`).
 fn lines_left_out(text: &str, features: &dyn Fn(&str) -> bool) -> BTreeSet<usize> {
     let every = |_: &str| true;
+    let blanked = blank_comments_and_strings(text);
+    let code_of: Vec<&str> = blanked.lines().map(str::trim).collect();
     let mut out = BTreeSet::new();
     let mut depth = 0usize;
     let mut gated = false;
@@ -295,11 +299,11 @@ fn lines_left_out(text: &str, features: &dyn Fn(&str) -> bool) -> BTreeSet<usize
                 }
             }
             Line::Other => {}
-            Line::Item { line, text } => {
+            Line::Item { line, .. } => {
                 if std::mem::take(&mut gated) && inside.is_none() {
                     inside = Some((depth, false));
                 }
-                let code = text.split("//").next().unwrap_or("");
+                let code = code_of.get(line).copied().unwrap_or("");
                 let opens = code.matches('{').count();
                 depth = (depth + opens).saturating_sub(code.matches('}').count());
                 if let Some((start, opened)) = inside.as_mut() {
@@ -548,6 +552,15 @@ fn the_platform_rule_catches_what_it_should() {
         &on,
     );
     assert_eq!(left_out, BTreeSet::from([1, 2, 3, 4, 11]));
+    // Braces and `//` inside literals and comments do not move an item's end.
+    let left_out = lines_left_out(
+        "#[cfg(feature = \"redis\")]\n\
+         fn f() { let url = \"http://x/{\"; } // }\n\
+         #[cfg(unix)]\n\
+         fn h() {}\n",
+        &on,
+    );
+    assert_eq!(left_out, BTreeSet::from([1]));
 
     // A module under a feature left out, test code, a file reached by no
     // declaration, and platform code inside an item under a feature left out.

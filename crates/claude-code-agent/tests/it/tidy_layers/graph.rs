@@ -40,7 +40,7 @@ pub fn module_of(rel: &str) -> Option<Module> {
 
 /// `text` with comments, string and character literals blanked (each byte
 /// a space, newlines kept: offsets and line numbers still hold).
-fn blank_comments_and_strings(text: &str) -> String {
+pub(crate) fn blank_comments_and_strings(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
